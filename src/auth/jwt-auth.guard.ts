@@ -1,0 +1,29 @@
+import { ExecutionContext, HttpStatus, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AuthGuard } from '@nestjs/passport';
+import type { Request } from 'express';
+import { ApiError } from '../common/api-error';
+import { IS_PUBLIC, MISSING_TOKEN_IS_BAD_REQUEST } from '../common/decorators';
+
+/** Global guard: every route needs a valid token unless it says @Public(). */
+@Injectable()
+export class JwtAuthGuard extends AuthGuard('jwt') {
+  constructor(private readonly reflector: Reflector) {
+    super();
+  }
+
+  override canActivate(context: ExecutionContext) {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    const request = context.switchToHttp().getRequest<Request>();
+    if (request.headers.authorization === undefined && this.reflector.getAllAndOverride<boolean>(MISSING_TOKEN_IS_BAD_REQUEST, targets)) {
+      throw new ApiError(HttpStatus.BAD_REQUEST, 'Invalid Token');
+    }
+    return super.canActivate(context);
+  }
+
+  override handleRequest<TUser>(error: unknown, user: TUser | false): TUser {
+    if (error || !user) throw new ApiError(HttpStatus.UNAUTHORIZED, 'Unauthorized');
+    return user;
+  }
+}

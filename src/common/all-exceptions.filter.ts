@@ -1,0 +1,82 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { ThrottlerException } from '@nestjs/throttler';
+import { randomUUID } from 'node:crypto';
+import type { Response } from 'express';
+import { ApiError } from './api-error';
+
+interface FailBody {
+  status: 'fail';
+  message: string;
+  errors?: unknown;
+  error_id?: string;
+}
+
+/**
+ * The one place that turns an exception into a response: `{status: 'fail', message}` with
+ * the HTTP status. Nothing from inside (stack, SQL, paths) reaches the client; an
+ * unexpected error is logged under an id that the client gets instead.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Exceptions');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const response = host.switchToHttp().getResponse<Response>();
+    const [status, body] = this.describe(exception);
+    if (response.headersSent) {
+      response.end();
+      return;
+    }
+    response.status(status).json(body);
+  }
+
+  private describe(exception: unknown): [number, FailBody] {
+    if (exception instanceof ApiError) {
+      const body: FailBody = { status: 'fail', message: exception.message };
+      if (exception.errors !== undefined) body.errors = exception.errors;
+      return [exception.getStatus(), body];
+    }
+    if (exception instanceof ThrottlerException) {
+      return [HttpStatus.TOO_MANY_REQUESTS, { status: 'fail', message: 'Too many requests' }];
+    }
+    if (exception instanceof HttpException) {
+      return [exception.getStatus(), { status: 'fail', message: messageOf(exception) }];
+    }
+    const clientError = bodyParserError(exception);
+    if (clientError) return clientError;
+    const errorId = randomUUID();
+    this.logger.error(
+      `error_id=${errorId} ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,
+    );
+    return [
+      HttpStatus.INTERNAL_SERVER_ERROR,
+      { status: 'fail', message: 'Internal server error', error_id: errorId },
+    ];
+  }
+}
+
+/** Nest's own exceptions (404 for an unknown route, 405, ...) keep their short text. */
+function messageOf(exception: HttpException): string {
+  const response = exception.getResponse();
+  if (typeof response === 'string') return response;
+  const message = (response as { message?: unknown }).message;
+  if (typeof message === 'string') return message;
+  if (Array.isArray(message) && typeof message[0] === 'string') return message[0];
+  return exception.message;
+}
+
+/** Malformed or oversized bodies fail in the body parsers, before any handler. */
+function bodyParserError(exception: unknown): [number, FailBody] | null {
+  const error = exception as { type?: unknown; status?: unknown; code?: unknown };
+  if (typeof error !== 'object' || error === null) return null;
+  if (error.type === 'entity.too.large') {
+    return [HttpStatus.PAYLOAD_TOO_LARGE, { status: 'fail', message: 'Request body too large' }];
+  }
+  if (typeof error.type === 'string' && typeof error.status === 'number' && error.status === 400) {
+    return [HttpStatus.BAD_REQUEST, { status: 'fail', message: 'Malformed request body' }];
+  }
+  if (typeof error.code === 'string' && error.code.startsWith('LIMIT_')) {
+    return [HttpStatus.BAD_REQUEST, { status: 'fail', message: 'Malformed request body' }];
+  }
+  return null;
+}

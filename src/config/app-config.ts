@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+export type JwtAlgorithm = 'HS256' | 'HS384' | 'HS512';
+
+export type DatabaseConfig =
+  | { type: 'sqlite'; path: string }
+  | { type: 'mysql'; host: string; port: number; username: string; password: string; database: string };
+
+export interface SmtpConfig {
+  host: string;
+  port: number;
+  user?: string;
+  password?: string;
+  secure: boolean;
+}
+
+export interface AppConfig {
+  production: boolean;
+  port: number;
+  host: string;
+  database: DatabaseConfig;
+  jwt: { secret: string; algorithm: JwtAlgorithm; expiresInSeconds: number };
+  /** Without SMTP the text of every mail goes to the log and stdout. */
+  smtp: SmtpConfig | null;
+  mailFrom: string;
+  serverAddr: string;
+  frontendPort: number;
+  emailPattern: RegExp;
+  passwordPattern: RegExp;
+  bcryptCost: number;
+  adminEmails: string[];
+  communityPluginDir: string;
+  pluginUploadMaxSize: number;
+  rateLimit: boolean;
+}
+
+/** Ordinary addresses: a dot-separated local part and a domain with a TLD of 2+ letters. */
+export const DEFAULT_EMAIL_PATTERN =
+  "^(?=.{3,254}$)[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}$";
+/** 8 to 64 characters with a lower-case letter, an upper-case letter, a digit and a symbol. */
+export const DEFAULT_PASSWORD_PATTERN =
+  '^(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])(?=.*[^A-Za-z0-9])[^\\x00-\\x1f\\x7f]{8,64}$';
+
+const DEFAULT_DATA_DIR = 'data';
+
+/** A bad setting stops the boot; the message names the variable and what it must be. */
+export class ConfigError extends Error {
+  constructor(variable: string, requirement: string) {
+    super(`Invalid environment: ${variable} must be ${requirement}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function value(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = value(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `an integer from ${min} to ${max}`);
+  }
+  return Number(raw);
+}
+
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = value(env, name);
+  if (raw === undefined) return fallback;
+  const match = allowed.find((option) => option.toLowerCase() === raw.toLowerCase());
+  if (!match) throw new ConfigError(name, `one of ${allowed.join(', ')}`);
+  return match;
+}
+
+function pattern(env: Env, name: string, fallback: string): RegExp {
+  const source = value(env, name) ?? fallback;
+  try {
+    return new RegExp(source);
+  } catch {
+    throw new ConfigError(name, 'a valid regular expression');
+  }
+}
+
+function parseDatabaseUrl(raw: string): DatabaseConfig {
+  if (raw.startsWith('sqlite:')) {
+    const path = raw.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (path === '') throw new ConfigError('DATABASE_URL', 'sqlite:<path> with a non-empty path');
+    return { type: 'sqlite', path };
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('DATABASE_URL', 'sqlite:<path> or mysql://user:pass@host:3306/db');
+  }
+  const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (!['mysql:', 'mariadb:'].includes(url.protocol) || !url.hostname || !database) {
+    throw new ConfigError('DATABASE_URL', 'sqlite:<path> or mysql://user:pass@host:3306/db');
+  }
+  return {
+    type: 'mysql',
+    host: url.hostname,
+    port: url.port ? Number(url.port) : 3306,
+    username: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+    database,
+  };
+}
+
+/**
+ * In development a random secret is made once and kept under data/, so tokens survive a
+ * restart; production must bring its own.
+ */
+function jwtSecret(env: Env, production: boolean, dataDir: string): string {
+  const secret = value(env, 'JWT_SECRET');
+  if (secret !== undefined) {
+    if (secret.length < 32) throw new ConfigError('JWT_SECRET', 'at least 32 characters long');
+    return secret;
+  }
+  if (production) throw new ConfigError('JWT_SECRET', 'set (at least 32 characters) when NODE_ENV=production');
+  const file = join(dataDir, 'jwt-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const generated = randomBytes(48).toString('base64url');
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, generated + '\n', { mode: 0o600 });
+  return generated;
+}
+
+function smtp(env: Env): SmtpConfig | null {
+  const host = value(env, 'SMTP_HOST');
+  if (host === undefined) return null;
+  const secure = oneOf(env, 'SMTP_SECURE', 'false', ['true', 'false']) === 'true';
+  return {
+    host,
+    port: integer(env, 'SMTP_PORT', secure ? 465 : 587, 1, 65535),
+    user: value(env, 'SMTP_USER'),
+    password: env.SMTP_PASSWORD,
+    secure,
+  };
+}
+
+export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR): AppConfig {
+  const production = value(env, 'NODE_ENV') === 'production';
+  const mailFrom = value(env, 'SMTP_FROM') ?? 'SVC <no-reply@localhost>';
+  return {
+    production,
+    port: integer(env, 'PORT', 8009, 0, 65535),
+    host: value(env, 'HOST') ?? '127.0.0.1',
+    database: parseDatabaseUrl(value(env, 'DATABASE_URL') ?? `sqlite:${join(dataDir, 'svc.sqlite')}`),
+    jwt: {
+      secret: jwtSecret(env, production, dataDir),
+      algorithm: oneOf(env, 'JWT_ALGORITHM', 'HS256', ['HS256', 'HS384', 'HS512'] as const),
+      expiresInSeconds: integer(env, 'JWT_EXPIRES_IN', 86400, 60, 31_536_000),
+    },
+    smtp: smtp(env),
+    mailFrom,
+    serverAddr: value(env, 'SERVER_ADDR') ?? '127.0.0.1',
+    frontendPort: integer(env, 'FRONTEND_PORT', 8019, 1, 65535),
+    emailPattern: pattern(env, 'EMAIL_PATTERN', DEFAULT_EMAIL_PATTERN),
+    passwordPattern: pattern(env, 'PASSWORD_PATTERN', DEFAULT_PASSWORD_PATTERN),
+    bcryptCost: integer(env, 'BCRYPT_COST', 12, 4, 15),
+    adminEmails: (value(env, 'SVC_ADMIN_EMAILS') ?? '')
+      .split(',')
+      .map((email) => email.trim().toLowerCase())
+      .filter((email) => email !== ''),
+    communityPluginDir: value(env, 'COMMUNITY_PLUGIN_DIR') ?? join(dataDir, 'community-plugins'),
+    pluginUploadMaxSize: integer(env, 'PLUGIN_UPLOAD_MAX_SIZE', 262_144, 1, 16 * 1024 * 1024),
+    rateLimit: oneOf(env, 'RATE_LIMIT', 'on', ['on', 'off']) === 'on',
+  };
+}

@@ -1,0 +1,38 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { DataSourceOptions } from 'typeorm';
+import { migrations } from '../../migrations';
+import type { DatabaseConfig } from '../config/app-config';
+
+/** Never `synchronize`: the migrations are the only schema writer. */
+export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
+  const common = { synchronize: false, migrations, migrationsRun: false, logging: false } as const;
+  if (database.type === 'sqlite') {
+    if (database.path !== ':memory:') mkdirSync(dirname(database.path), { recursive: true });
+    return {
+      ...common,
+      type: 'better-sqlite3',
+      database: database.path,
+      // WAL lets readers go on while one writer commits; foreign keys are off by default in SQLite.
+      prepareDatabase: (db: { pragma(source: string): unknown }) => {
+        db.pragma('journal_mode = WAL');
+        db.pragma('foreign_keys = ON');
+        db.pragma('busy_timeout = 5000');
+      },
+    };
+  }
+  return {
+    ...common,
+    type: 'mysql',
+    host: database.host,
+    port: database.port,
+    username: database.username,
+    password: database.password,
+    database: database.database,
+    charset: 'utf8mb4_unicode_ci',
+    // Dates are UTC in the database whatever the server's zone.
+    timezone: 'Z',
+    connectTimeout: 10_000,
+    extra: { connectionLimit: 10 },
+  };
+}
