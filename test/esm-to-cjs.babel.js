@@ -4,6 +4,23 @@
 function importMetaToCommonJs({ types: t }) {
   return {
     visitor: {
+      // `const require = createRequire(import.meta.url)` would shadow CommonJS's own require.
+      VariableDeclarator(path) {
+        const { id, init } = path.node;
+        if (t.isIdentifier(id, { name: 'require' }) && t.isCallExpression(init) && t.isIdentifier(init.callee, { name: 'createRequire' })) {
+          path.remove();
+        }
+      },
+      // Jest's CommonJS runtime has no import(); require() gives the same module.
+      CallExpression(path) {
+        if (path.node.callee.type !== 'Import') return;
+        path.replaceWith(
+          t.callExpression(
+            t.memberExpression(t.callExpression(t.memberExpression(t.identifier('Promise'), t.identifier('resolve')), []), t.identifier('then')),
+            [t.arrowFunctionExpression([], t.callExpression(t.identifier('require'), path.node.arguments))],
+          ),
+        );
+      },
       MetaProperty(path) {
         if (path.node.meta.name !== 'import') return;
         const parent = path.parentPath;

@@ -40,7 +40,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return [HttpStatus.TOO_MANY_REQUESTS, { status: 'fail', message: 'Too many requests' }];
     }
     if (exception instanceof HttpException) {
-      return [exception.getStatus(), { status: 'fail', message: messageOf(exception) }];
+      return bodyParserError(exception.cause) ?? [exception.getStatus(), { status: 'fail', message: messageOf(exception) }];
     }
     const clientError = bodyParserError(exception);
     if (clientError) return clientError;
@@ -72,7 +72,10 @@ function bodyParserError(exception: unknown): [number, FailBody] | null {
   if (error.type === 'entity.too.large') {
     return [HttpStatus.PAYLOAD_TOO_LARGE, { status: 'fail', message: 'Request body too large' }];
   }
-  if (typeof error.type === 'string' && typeof error.status === 'number' && error.status === 400) {
+  if (exception instanceof URIError) {
+    return [HttpStatus.BAD_REQUEST, { status: 'fail', message: 'Malformed request path' }];
+  }
+  if (typeof error.type === 'string' && error.status === 400) {
     return [HttpStatus.BAD_REQUEST, { status: 'fail', message: 'Malformed request body' }];
   }
   if (typeof error.code === 'string' && error.code.startsWith('LIMIT_')) {

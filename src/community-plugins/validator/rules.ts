@@ -1,0 +1,165 @@
+/** Stable rule ids: clients match on these, so never rename one. */
+export const Rule = {
+  syntaxError: 'syntax-error',
+  encoding: 'encoding',
+  forbiddenImport: 'forbidden-import',
+  relativeImport: 'relative-import',
+  starImport: 'star-import',
+  forbiddenName: 'forbidden-name',
+  dunderAccess: 'dunder-access',
+  openWrite: 'open-write',
+  dangerousAttribute: 'dangerous-attribute',
+  unsafeYamlLoad: 'unsafe-yaml-load',
+  decodedCall: 'decoded-call',
+  missingDescription: 'missing-description',
+  missingRun: 'missing-run',
+  tooLarge: 'too-large',
+  tooDeep: 'too-deep',
+  internalError: 'internal-error',
+} as const;
+
+export type RuleId = (typeof Rule)[keyof typeof Rule];
+
+export const MAX_SOURCE_BYTES = 2 * 1024 * 1024;
+export const MAX_SOURCE_LINES = 20_000;
+export const MAX_NESTING_DEPTH = 100;
+
+/** Builtins that evaluate code, reach interpreter state or read stdin. */
+export const FORBIDDEN_BUILTIN_NAMES: ReadonlySet<string> = new Set([
+  'eval',
+  'exec',
+  'compile',
+  '__import__',
+  'execfile',
+  'breakpoint',
+  'input',
+  'globals',
+  'locals',
+  'vars',
+  'getattr',
+  'setattr',
+  'delattr',
+  // help() starts pydoc, whose pager runs a shell command.
+  'help',
+]);
+
+/**
+ * Forbidden builtin names that are also ordinary method names (`re.compile`, `parser.input`):
+ * as attributes they are only rejected on the builtins module itself.
+ */
+export const BUILTIN_NAMES_ALLOWED_AS_ATTRIBUTES: ReadonlySet<string> = new Set([
+  'compile',
+  'input',
+  'help',
+]);
+
+/** Dunder names a plugin may read as plain names (`if __name__ == '__main__':`). */
+export const ALLOWED_PLAIN_DUNDER_NAMES: ReadonlySet<string> = new Set(['__name__', '__doc__']);
+
+/** Ordinary special methods: definable in a class body, callable on `self` or `super()`. */
+export const ALLOWED_DUNDER_METHODS: ReadonlySet<string> = new Set([
+  '__init__',
+  '__str__',
+  '__repr__',
+  '__eq__',
+  '__hash__',
+  '__len__',
+  '__iter__',
+  '__next__',
+  '__enter__',
+  '__exit__',
+]);
+
+/**
+ * Attribute names rejected on any object: they spawn processes, build functions from code
+ * objects, or walk frames to reach globals without a single dunder.
+ */
+export const DANGEROUS_ATTRIBUTE_NAMES: ReadonlySet<string> = new Set([
+  'subprocess_exec',
+  'subprocess_shell',
+  'attrgetter',
+  'methodcaller',
+  'FunctionType',
+  'CodeType',
+  'LambdaType',
+  'gi_frame',
+  'gi_code',
+  'cr_frame',
+  'cr_code',
+  'ag_frame',
+  'ag_code',
+  'f_globals',
+  'f_locals',
+  'f_builtins',
+  'f_back',
+  'f_code',
+  'tb_frame',
+  'co_code',
+  'func_globals',
+  'func_code',
+]);
+
+export const DANGEROUS_ATTRIBUTE_PREFIXES: readonly string[] = ['create_subprocess'];
+
+/** Fully qualified names rejected wherever they are referenced or imported from. */
+export const DANGEROUS_QUALIFIED_NAMES: ReadonlySet<string> = new Set([
+  'sys.modules',
+  'operator.attrgetter',
+  'operator.methodcaller',
+  'types.FunctionType',
+  'types.CodeType',
+  'types.LambdaType',
+]);
+
+export const YAML_LOADERS_NEEDING_SAFE_LOADER: ReadonlySet<string> = new Set(['load', 'load_all']);
+export const YAML_ALWAYS_UNSAFE_LOADERS: ReadonlySet<string> = new Set([
+  'unsafe_load',
+  'unsafe_load_all',
+  'full_load',
+  'full_load_all',
+]);
+export const YAML_SAFE_LOADER_CLASSES: ReadonlySet<string> = new Set(['SafeLoader', 'CSafeLoader']);
+
+/** Functions that write files without going through open(). */
+export const FILE_WRITING_METHODS: ReadonlySet<string> = new Set(['write_text', 'write_bytes']);
+
+/** Qualified names that behave like builtin open(file, mode). */
+export const OPEN_LIKE_QUALIFIED_NAMES: ReadonlySet<string> = new Set([
+  'open',
+  'io.open',
+  '_io.open',
+  'codecs.open',
+]);
+
+export const READ_ONLY_OPEN_MODES: ReadonlySet<string> = new Set(['r', 'rb', 'rt']);
+
+/** True for functions that turn an opaque literal into bytes or text: a way to hide payloads. */
+export function isDecoderFunction(qualifiedName: string): boolean {
+  const dot = qualifiedName.lastIndexOf('.');
+  if (dot < 0) return false;
+  const owner = qualifiedName.slice(0, dot);
+  const name = qualifiedName.slice(dot + 1);
+  switch (owner) {
+    case 'base64':
+    case 'codecs':
+      return name.includes('decode');
+    case 'binascii':
+      return name.startsWith('a2b_') || name === 'unhexlify';
+    case 'bytes':
+    case 'bytearray':
+      return name === 'fromhex';
+    case 'zlib':
+    case 'bz2':
+    case 'lzma':
+    case 'gzip':
+      return name === 'decompress';
+    case 'quopri':
+      return name === 'decodestring' || name === 'decode';
+    default:
+      return false;
+  }
+}
+
+export function isDunder(name: string): boolean {
+  return name.length >= 4 && name.startsWith('__') && name.endsWith('__');
+}

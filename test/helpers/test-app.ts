@@ -1,0 +1,69 @@
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { AppModule } from '../../src/app.module';
+import { configureApp } from '../../src/bootstrap';
+import { Clock } from '../../src/common/clock';
+import { loadConfig } from '../../src/config/app-config';
+import type { AppConfig } from '../../src/config/app-config';
+import { emptyDatabase, testDatabaseUrl } from './database';
+import { FakeClock } from './fake-clock';
+import { SmtpSink } from './smtp-sink';
+
+export const TEST_JWT_SECRET = 'e2e-secret-that-is-long-enough-for-hs256-0123456789';
+
+export interface TestApp {
+  app: INestApplication;
+  config: AppConfig;
+  clock: FakeClock;
+  dataSource: DataSource;
+  http: () => ReturnType<typeof request>;
+  close: () => Promise<void>;
+}
+
+/**
+ * The real app, on a real database (SQLite, or MariaDB with TEST_DATABASE_URL) emptied
+ * first, sending mail to `smtp` when given; only the clock is the test's.
+ */
+export async function createTestApp(
+  options: { smtp?: SmtpSink; env?: Record<string, string | undefined> } = {},
+): Promise<TestApp> {
+  const databaseUrl = testDatabaseUrl();
+  await emptyDatabase(databaseUrl);
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-e2e-data-'));
+  const config = loadConfig(
+    {
+      DATABASE_URL: databaseUrl,
+      JWT_SECRET: TEST_JWT_SECRET,
+      BCRYPT_COST: '4',
+      RATE_LIMIT: 'off',
+      SMTP_HOST: options.smtp ? '127.0.0.1' : undefined,
+      SMTP_PORT: options.smtp ? String(options.smtp.port) : undefined,
+      SMTP_SECURE: 'false',
+      SMTP_FROM: 'SVC <svc@test.local>',
+      COMMUNITY_PLUGIN_DIR: join(dataDir, 'community-plugins'),
+      ...options.env,
+    },
+    dataDir,
+  );
+  const clock = new FakeClock();
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] })
+    .overrideProvider(Clock)
+    .useValue(clock)
+    .compile();
+  const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
+  configureApp(app);
+  await app.init();
+  return {
+    app,
+    config,
+    clock,
+    dataSource: app.get(DataSource),
+    http: () => request(app.getHttpServer()),
+    close: () => app.close(),
+  };
+}
