@@ -27,13 +27,15 @@ export function accountIdentifier(request: Request): string | undefined {
     ThrottlerModule.forRootAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({
+        // A throttler's own skipIf replaces the common one, so each states the switch.
         skipIf: () => !config.rateLimit,
         throttlers: [
           { name: 'address', ...ADDRESS_LIMIT, getTracker: (request) => (request as Request).ip ?? 'unknown' },
           {
             name: 'identifier',
             ...IDENTIFIER_LIMIT,
-            skipIf: (context) => accountIdentifier(context.switchToHttp().getRequest<Request>()) === undefined,
+            skipIf: (context) =>
+              !config.rateLimit || accountIdentifier(context.switchToHttp().getRequest<Request>()) === undefined,
             getTracker: (request) => accountIdentifier(request as Request) ?? '',
           },
         ],

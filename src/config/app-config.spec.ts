@@ -1,0 +1,103 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from './app-config';
+
+const SECRET = 's'.repeat(32);
+const dataDir = () => mkdtempSync(join(tmpdir(), 'svc-config-'));
+
+describe('loadConfig', () => {
+  it('gives the documented defaults', () => {
+    const dir = dataDir();
+    const config = loadConfig({ JWT_SECRET: SECRET }, dir);
+    expect(config).toMatchObject({
+      port: 8009,
+      host: '127.0.0.1',
+      database: { type: 'sqlite', path: join(dir, 'svc.sqlite') },
+      jwt: { secret: SECRET, algorithm: 'HS256', expiresInSeconds: 86400 },
+      smtp: null,
+      serverAddr: '127.0.0.1',
+      frontendPort: 8019,
+      bcryptCost: 12,
+      adminEmails: [],
+      communityPluginDir: join(dir, 'community-plugins'),
+      pluginUploadMaxSize: 262144,
+      rateLimit: true,
+    });
+  });
+
+  it('parses a MySQL URL', () => {
+    const config = loadConfig({ JWT_SECRET: SECRET, DATABASE_URL: 'mysql://svc:p%40ss@db.internal:3307/svc_api' });
+    expect(config.database).toEqual({
+      type: 'mysql',
+      host: 'db.internal',
+      port: 3307,
+      username: 'svc',
+      password: 'p@ss',
+      database: 'svc_api',
+    });
+  });
+
+  it.each([
+    ['PORT', 'eighty', 'Invalid environment: PORT must be an integer from 0 to 65535'],
+    ['JWT_ALGORITHM', 'RS256', 'Invalid environment: JWT_ALGORITHM must be one of HS256, HS384, HS512'],
+    ['JWT_EXPIRES_IN', '-5', 'Invalid environment: JWT_EXPIRES_IN must be an integer from 60 to 31536000'],
+    ['DATABASE_URL', 'postgres://x/y', 'Invalid environment: DATABASE_URL must be sqlite:<path> or mysql://user:pass@host:3306/db'],
+    ['EMAIL_PATTERN', '([', 'Invalid environment: EMAIL_PATTERN must be a valid regular expression'],
+    ['BCRYPT_COST', '40', 'Invalid environment: BCRYPT_COST must be an integer from 4 to 15'],
+    ['RATE_LIMIT', 'maybe', 'Invalid environment: RATE_LIMIT must be one of on, off'],
+    ['SMTP_SECURE', 'yes', 'Invalid environment: SMTP_SECURE must be one of true, false'],
+    ['JWT_SECRET', 'short', 'Invalid environment: JWT_SECRET must be at least 32 characters long'],
+  ])('stops on a bad %s with one line naming it', (variable, value, message) => {
+    const env = { JWT_SECRET: SECRET, SMTP_HOST: 'mail', [variable]: value };
+    expect(() => loadConfig(env, dataDir())).toThrow(new ConfigError(variable, message.split(' must be ')[1]));
+    expect(() => loadConfig(env, dataDir())).toThrow(message);
+  });
+
+  it('refuses to start in production without a JWT_SECRET', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' }, dataDir())).toThrow(
+      'Invalid environment: JWT_SECRET must be set (at least 32 characters) when NODE_ENV=production',
+    );
+  });
+
+  it('makes a development secret once and keeps it under the data directory', () => {
+    const dir = dataDir();
+    const first = loadConfig({}, dir).jwt.secret;
+    expect(first.length).toBeGreaterThanOrEqual(32);
+    expect(loadConfig({}, dir).jwt.secret).toBe(first);
+    expect(readFileSync(join(dir, 'jwt-secret'), 'utf8').trim()).toBe(first);
+    expect(statSync(join(dir, 'jwt-secret')).mode & 0o777).toBe(0o600);
+  });
+
+  it('reads SMTP, admins and the rate-limit switch', () => {
+    const config = loadConfig({
+      JWT_SECRET: SECRET,
+      SMTP_HOST: 'smtp.example.com',
+      SMTP_USER: 'u',
+      SMTP_PASSWORD: 'p',
+      SVC_ADMIN_EMAILS: ' Root@Example.com, ,ops@example.com ',
+      RATE_LIMIT: 'off',
+    });
+    expect(config.smtp).toEqual({ host: 'smtp.example.com', port: 587, user: 'u', password: 'p', secure: false });
+    expect(config.adminEmails).toEqual(['root@example.com', 'ops@example.com']);
+    expect(config.rateLimit).toBe(false);
+  });
+
+  describe('default patterns', () => {
+    const { emailPattern, passwordPattern } = loadConfig({ JWT_SECRET: SECRET });
+    it.each(['john.doe@mail.example.com', 'a+b@ex.io', 'x_y-z@sub.domain.org'])('accepts email %s', (email) =>
+      expect(emailPattern.test(email)).toBe(true),
+    );
+    it.each(['plain', 'a@b', 'a@@b.com', 'a b@c.com', '.a@b.com', 'a.@b.com', 'a@b..com', 'a@-b.com', `${'a'.repeat(250)}@b.com`])(
+      'refuses email %s',
+      (email) => expect(emailPattern.test(email)).toBe(false),
+    );
+    it.each(['Str0ng!Pass', 'aB3$aB3$', 'Ünïcode1!X'])('accepts password %s', (password) =>
+      expect(passwordPattern.test(password)).toBe(true),
+    );
+    it.each(['Sh0rt!A', 'alllower1!', 'ALLUPPER1!', 'NoDigits!!', 'NoSymbol11', `Aa1!${'x'.repeat(61)}`, 'Tab\tTab1!'])(
+      'refuses password %j',
+      (password) => expect(passwordPattern.test(password)).toBe(false),
+    );
+  });
+});
