@@ -1,6 +1,6 @@
 import bcrypt from 'bcryptjs';
 import { createHash, createHmac } from 'node:crypto';
-import { activate, activationKey, login, newUser, register, signUp, STRONG_PASSWORD } from './helpers/accounts';
+import { activationKey, login, newUser, register, signUp, STRONG_PASSWORD } from './helpers/accounts';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
@@ -27,7 +27,12 @@ describe('accounts', () => {
   const post = (path: string, body: Record<string, string>) => t.http().post(`/api/v1/${path}`).send(body);
 
   describe('POST /api/v1/register/', () => {
-    const valid = { username: 'alice', email: 'alice@example.com', password: STRONG_PASSWORD, confirm_password: STRONG_PASSWORD };
+    const valid = {
+      username: 'alice',
+      email: 'alice@example.com',
+      password: STRONG_PASSWORD,
+      confirm_password: STRONG_PASSWORD,
+    };
     const without = (key: keyof typeof valid) => {
       const copy: Record<string, string> = { ...valid };
       delete copy[key];
@@ -40,8 +45,12 @@ describe('accounts', () => {
       ['password missing', without('password'), 'Missing password value'],
       ['confirm_password missing', without('confirm_password'), 'Missing confirm password value'],
       ['passwords differ', { ...valid, confirm_password: 'Other!Passw0rd' }, "Password doesn't match"],
-      ['email malformed', { ...valid, email: 'alice@', }, 'Choose a valid email'],
-      ['password weak', { ...valid, password: 'weakpass', confirm_password: 'weakpass' }, 'Choose a strong password'],
+      ['email malformed', { ...valid, email: 'alice@' }, 'Choose a valid email'],
+      [
+        'password weak',
+        { ...valid, password: 'weakpass', confirm_password: 'weakpass' },
+        'Choose a strong password',
+      ],
     ])('%s -> %s', async (_, body, message) => {
       const response = await post('register/', body).expect(200);
       expect(response.body).toEqual(fail(message));
@@ -55,8 +64,14 @@ describe('accounts', () => {
         [{ username: 'u', email: 'bad', confirm_password: 'y' }, 'Missing password value'],
         [{ username: 'u', email: 'bad', password: 'x' }, 'Missing confirm password value'],
         [{ username: 'taken', email: 'bad', password: 'x', confirm_password: 'y' }, "Password doesn't match"],
-        [{ username: 'taken', email: 'bad', password: 'weak', confirm_password: 'weak' }, 'Choose a valid email'],
-        [{ username: 'taken', email: 'taken@example.com', password: 'weak', confirm_password: 'weak' }, 'Choose a strong password'],
+        [
+          { username: 'taken', email: 'bad', password: 'weak', confirm_password: 'weak' },
+          'Choose a valid email',
+        ],
+        [
+          { username: 'taken', email: 'taken@example.com', password: 'weak', confirm_password: 'weak' },
+          'Choose a strong password',
+        ],
         [{ ...valid, username: 'taken', email: 'taken@example.com' }, 'Username already exists'],
         [{ ...valid, username: 'TAKEN' }, 'Username already exists'],
         [{ ...valid, username: 'fresh', email: 'taken@example.com' }, 'Email already exists'],
@@ -69,50 +84,111 @@ describe('accounts', () => {
 
     it('refuses a password that bcrypt would cut (over 72 bytes) as not strong', async () => {
       const long = 'Aa1!' + 'é'.repeat(35); // 39 characters, 74 bytes
-      const response = await post('register/', { ...valid, username: 'longpw', email: 'longpw@example.com', password: long, confirm_password: long });
+      const response = await post('register/', {
+        ...valid,
+        username: 'longpw',
+        email: 'longpw@example.com',
+        password: long,
+        confirm_password: long,
+      });
       expect(response.body).toEqual(fail('Choose a strong password'));
     });
 
     it('refuses an unusable username with its own message', async () => {
-      const response = await post('register/', { ...valid, username: 'x'.repeat(65), email: 'longname@example.com' });
+      const response = await post('register/', {
+        ...valid,
+        username: 'x'.repeat(65),
+        email: 'longname@example.com',
+      });
       expect(response.body).toEqual(fail('Choose a valid username'));
     });
 
     it('accepts ordinary addresses and refuses malformed ones', async () => {
       for (const email of ['john.doe@mail.example.com', 'a+b@ex.io']) {
         const username = email.replace(/\W/g, '');
-        expect((await post('register/', { ...valid, username, email }).expect(200)).body).toEqual(ok('User created successfully'));
+        expect((await post('register/', { ...valid, username, email }).expect(200)).body).toEqual(
+          ok('User created successfully'),
+        );
       }
       for (const email of ['plain', 'a@b', 'a@@b.com', 'a b@c.com', '.a@b.com', 'a@b..com', 'a@-b.com']) {
-        expect((await post('register/', { ...valid, username: 'x1', email }).expect(200)).body).toEqual(fail('Choose a valid email'));
+        expect((await post('register/', { ...valid, username: 'x1', email }).expect(200)).body).toEqual(
+          fail('Choose a valid email'),
+        );
       }
     });
 
     it('creates an inactive user with a bcrypt hash and a base32 OTP secret', async () => {
       const user = newUser('stored');
       await register(t, user);
-      const [row] = (await t.dataSource.query('SELECT password, is_active, otp_secret_key FROM users WHERE name = ?', [user.username])) as Array<{ password: string; is_active: unknown; otp_secret_key: string }>;
+      const [row] = (await t.dataSource.query(
+        'SELECT password, is_active, otp_secret_key FROM users WHERE name = ?',
+        [user.username],
+      )) as Array<{ password: string; is_active: unknown; otp_secret_key: string }>;
       expect(row.password).not.toContain(user.password);
       expect(row.password).toMatch(/^\$2[aby]\$04\$/);
       expect(await bcrypt.compare(user.password, row.password)).toBe(true);
       expect(Number(row.is_active)).toBe(0);
       expect(row.otp_secret_key).toMatch(/^[A-Z2-7]{16,}=*$/);
-      expect((await post('login/', { emailOrUsername: user.email, password: user.password })).body).toEqual(fail('Your account is not active'));
+      expect((await post('login/', { emailOrUsername: user.email, password: user.password })).body).toEqual(
+        fail('Your account is not active'),
+      );
     });
 
     it('reads parameters from the query string, urlencoded, multipart and JSON bodies', async () => {
       const byQuery = newUser('query');
-      await t.http().post('/api/v1/register/').query({ username: byQuery.username, email: byQuery.email, password: STRONG_PASSWORD, confirm_password: STRONG_PASSWORD }).expect(200, ok('User created successfully'));
+      await t
+        .http()
+        .post('/api/v1/register/')
+        .query({
+          username: byQuery.username,
+          email: byQuery.email,
+          password: STRONG_PASSWORD,
+          confirm_password: STRONG_PASSWORD,
+        })
+        .expect(200, ok('User created successfully'));
       const byForm = newUser('form');
-      await t.http().post('/api/v1/register/').type('form').send({ username: byForm.username, email: byForm.email, password: STRONG_PASSWORD, confirm_password: STRONG_PASSWORD }).expect(200, ok('User created successfully'));
+      await t
+        .http()
+        .post('/api/v1/register/')
+        .type('form')
+        .send({
+          username: byForm.username,
+          email: byForm.email,
+          password: STRONG_PASSWORD,
+          confirm_password: STRONG_PASSWORD,
+        })
+        .expect(200, ok('User created successfully'));
       const byMultipart = newUser('multipart');
-      await t.http().post('/api/v1/register/').field('username', byMultipart.username).field('email', byMultipart.email).field('password', STRONG_PASSWORD).field('confirm_password', STRONG_PASSWORD).expect(200, ok('User created successfully'));
+      await t
+        .http()
+        .post('/api/v1/register/')
+        .field('username', byMultipart.username)
+        .field('email', byMultipart.email)
+        .field('password', STRONG_PASSWORD)
+        .field('confirm_password', STRONG_PASSWORD)
+        .expect(200, ok('User created successfully'));
       const byJson = newUser('json');
-      await t.http().post('/api/v1/register/').set('content-type', 'application/json').send(JSON.stringify({ username: byJson.username, email: byJson.email, password: STRONG_PASSWORD, confirm_password: STRONG_PASSWORD })).expect(200, ok('User created successfully'));
+      await t
+        .http()
+        .post('/api/v1/register/')
+        .set('content-type', 'application/json')
+        .send(
+          JSON.stringify({
+            username: byJson.username,
+            email: byJson.email,
+            password: STRONG_PASSWORD,
+            confirm_password: STRONG_PASSWORD,
+          }),
+        )
+        .expect(200, ok('User created successfully'));
     });
 
     it('answers a malformed JSON body with 400, not 500', async () => {
-      const response = await t.http().post('/api/v1/register/').set('content-type', 'application/json').send('{"username":');
+      const response = await t
+        .http()
+        .post('/api/v1/register/')
+        .set('content-type', 'application/json')
+        .send('{"username":');
       expect(response.status).toBe(400);
       expect(response.body).toEqual(fail('Malformed request body'));
     });
@@ -131,8 +207,12 @@ describe('accounts', () => {
     it('says "not active" only when the password was right', async () => {
       const user = newUser('inactive');
       await register(t, user);
-      expect((await post('login/', { emailOrUsername: user.username, password: 'Wr0ng!Password' })).body).toEqual(fail('Invalid login credentials'));
-      expect((await post('login/', { emailOrUsername: user.username, password: user.password })).body).toEqual(fail('Your account is not active'));
+      expect(
+        (await post('login/', { emailOrUsername: user.username, password: 'Wr0ng!Password' })).body,
+      ).toEqual(fail('Invalid login credentials'));
+      expect(
+        (await post('login/', { emailOrUsername: user.username, password: user.password })).body,
+      ).toEqual(fail('Your account is not active'));
     });
 
     it('finds the user by email, then by name, and refuses a wrong password', async () => {
@@ -142,18 +222,34 @@ describe('accounts', () => {
         expect(response.body.status).toBe('success');
         expect(typeof response.body.message['jwt-token']).toBe('string');
       }
-      expect((await post('login/', { emailOrUsername: user.email, password: user.password + 'x' })).body).toEqual(fail('Invalid login credentials'));
+      expect(
+        (await post('login/', { emailOrUsername: user.email, password: user.password + 'x' })).body,
+      ).toEqual(fail('Invalid login credentials'));
     });
 
     it('signs a JWT with user_id, username, exp = iat + lifetime and a jti, and stores only its hash', async () => {
       const user = await signUp(t, smtp, 'jwt');
       const token = await login(t, user);
-      const [header, payload] = token.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')));
-      const [row] = (await t.dataSource.query('SELECT id FROM users WHERE name = ?', [user.username])) as Array<{ id: number }>;
+      const [header, payload] = token
+        .split('.')
+        .slice(0, 2)
+        .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')));
+      const [row] = (await t.dataSource.query('SELECT id FROM users WHERE name = ?', [
+        user.username,
+      ])) as Array<{ id: number }>;
       expect(header.alg).toBe('HS256');
-      expect(payload).toEqual({ user_id: Number(row.id), username: user.username, iat: expect.any(Number), exp: payload.iat + 86400, jti: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+      expect(payload).toEqual({
+        user_id: Number(row.id),
+        username: user.username,
+        iat: expect.any(Number),
+        exp: payload.iat + 86400,
+        jti: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
       expect(Math.abs(payload.iat - Date.now() / 1000)).toBeLessThan(60);
-      const records = (await t.dataSource.query('SELECT token_hash FROM user_login_tokens WHERE user_id = ?', [row.id])) as Array<{ token_hash: string }>;
+      const records = (await t.dataSource.query(
+        'SELECT token_hash FROM user_login_tokens WHERE user_id = ?',
+        [row.id],
+      )) as Array<{ token_hash: string }>;
       const hash = createHash('sha256').update(token).digest('hex');
       expect(records.map((record) => record.token_hash)).toContain(hash);
       expect(JSON.stringify(records)).not.toContain(token);
@@ -190,10 +286,13 @@ describe('accounts', () => {
       const [header, payload, signature] = user.token.split('.');
       const forged = (changes: object, alg = 'HS256') => {
         const head = Buffer.from(JSON.stringify({ alg, typ: 'JWT' })).toString('base64url');
-        const body = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), ...changes })).toString('base64url');
+        const body = Buffer.from(
+          JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), ...changes }),
+        ).toString('base64url');
         return `${head}.${body}`;
       };
-      const sign = (unsigned: string, algorithm: string, secret = t.config.jwt.secret) => `${unsigned}.${createHmac(algorithm, secret).update(unsigned).digest('base64url')}`;
+      const sign = (unsigned: string, algorithm: string, secret = t.config.jwt.secret) =>
+        `${unsigned}.${createHmac(algorithm, secret).update(unsigned).digest('base64url')}`;
       t.clock.advance(-3 * 86400 * 1000);
       const expired = await login(t, user);
       t.clock.reset();
@@ -219,19 +318,25 @@ describe('accounts', () => {
 
   describe('email confirmation', () => {
     it('answers a missing email with Missing email value', async () => {
-      expect((await post('generate/confirm_email/', {}).expect(200)).body).toEqual(fail('Missing email value'));
+      expect((await post('generate/confirm_email/', {}).expect(200)).body).toEqual(
+        fail('Missing email value'),
+      );
     });
 
     it('answers an unknown email like a known one and sends nothing', async () => {
       smtp.clear();
-      expect((await post('generate/confirm_email/', { email: 'ghost@example.com' })).body).toEqual(ok('Email send successful'));
+      expect((await post('generate/confirm_email/', { email: 'ghost@example.com' })).body).toEqual(
+        ok('Email send successful'),
+      );
       expect(smtp.received).toHaveLength(0);
     });
 
     it('mails an HTML Account Activation greeting the user by name with a one-hour link', async () => {
       const user = newUser('mailme');
       await register(t, user);
-      expect((await post('generate/confirm_email/', { email: user.email })).body).toEqual(ok('Email send successful'));
+      expect((await post('generate/confirm_email/', { email: user.email })).body).toEqual(
+        ok('Email send successful'),
+      );
       const mail = smtp.lastTo(user.email)!;
       expect(mail.subject).toBe('Account Activation');
       expect(mail.from).toBe('svc@test.local');
@@ -239,7 +344,10 @@ describe('accounts', () => {
       expect(mail.html).toMatch(/expires in 1 hour/);
       const key = activationKey(smtp, user.email);
       expect(mail.html).toContain(`http://svc.example.test:8443/email-verify/${key}`);
-      const records = (await t.dataSource.query('SELECT c.key_value, c.expiration_time FROM email_confirmation c JOIN users u ON u.id = c.user_id WHERE u.name = ?', [user.username])) as Array<{ key_value: string }>;
+      const records = (await t.dataSource.query(
+        'SELECT c.key_value, c.expiration_time FROM email_confirmation c JOIN users u ON u.id = c.user_id WHERE u.name = ?',
+        [user.username],
+      )) as Array<{ key_value: string }>;
       expect(records.map((record) => record.key_value)).toEqual([key]);
     });
 
@@ -259,14 +367,26 @@ describe('accounts', () => {
       const second = activationKey(smtp, user.email);
       expect(second).not.toBe(first);
       expect((await t.http().get(`/api/v1/verify/confirm_email/${first}`)).body).toEqual(ok('Invalid Link'));
-      expect((await t.http().get(`/api/v1/verify/confirm_email/${second}`).expect(200)).body).toEqual(ok('Email Verified'));
+      expect((await t.http().get(`/api/v1/verify/confirm_email/${second}`).expect(200)).body).toEqual(
+        ok('Email Verified'),
+      );
       expect((await t.http().get(`/api/v1/verify/confirm_email/${second}`)).body).toEqual(ok('Invalid Link'));
       expect(typeof (await login(t, user))).toBe('string');
     });
 
     it('answers an unknown key with Invalid Link', async () => {
-      expect((await t.http().get('/api/v1/verify/confirm_email/00000000-0000-4000-8000-000000000000').expect(200)).body).toEqual(ok('Invalid Link'));
-      expect((await t.http().get(`/api/v1/verify/confirm_email/${'z'.repeat(500)}`).expect(200)).body).toEqual(ok('Invalid Link'));
+      expect(
+        (await t.http().get('/api/v1/verify/confirm_email/00000000-0000-4000-8000-000000000000').expect(200))
+          .body,
+      ).toEqual(ok('Invalid Link'));
+      expect(
+        (
+          await t
+            .http()
+            .get(`/api/v1/verify/confirm_email/${'z'.repeat(500)}`)
+            .expect(200)
+        ).body,
+      ).toEqual(ok('Invalid Link'));
     });
 
     it('answers a key older than one hour with Link Expired and the email, and does not activate', async () => {
@@ -276,9 +396,15 @@ describe('accounts', () => {
       const key = activationKey(smtp, user.email);
       t.clock.advance(60 * 60 * 1000 - 5_000);
       t.clock.advance(10_000);
-      expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual({ status: 'success', message: 'Link Expired', email: user.email });
+      expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual({
+        status: 'success',
+        message: 'Link Expired',
+        email: user.email,
+      });
       t.clock.reset();
-      expect((await post('login/', { emailOrUsername: user.username, password: user.password })).body).toEqual(fail('Your account is not active'));
+      expect(
+        (await post('login/', { emailOrUsername: user.username, password: user.password })).body,
+      ).toEqual(fail('Your account is not active'));
     });
 
     it('accepts a key just before its hour is up', async () => {
@@ -286,7 +412,9 @@ describe('accounts', () => {
       await register(t, user);
       await post('generate/confirm_email/', { email: user.email });
       t.clock.advance(60 * 60 * 1000 - 5_000);
-      expect((await t.http().get(`/api/v1/verify/confirm_email/${activationKey(smtp, user.email)}`)).body).toEqual(ok('Email Verified'));
+      expect(
+        (await t.http().get(`/api/v1/verify/confirm_email/${activationKey(smtp, user.email)}`)).body,
+      ).toEqual(ok('Email Verified'));
     });
 
     it('answers a mail that cannot be sent with Email could not be sent and keeps the earlier key', async () => {
@@ -295,11 +423,18 @@ describe('accounts', () => {
       await post('generate/confirm_email/', { email: user.email });
       const earlier = activationKey(smtp, user.email);
       smtp.rejectAll = true;
-      expect((await post('generate/confirm_email/', { email: user.email }).expect(200)).body).toEqual(fail('Email could not be sent'));
+      expect((await post('generate/confirm_email/', { email: user.email }).expect(200)).body).toEqual(
+        fail('Email could not be sent'),
+      );
       smtp.rejectAll = false;
-      const records = (await t.dataSource.query('SELECT c.key_value FROM email_confirmation c JOIN users u ON u.id = c.user_id WHERE u.name = ?', [user.username])) as Array<{ key_value: string }>;
+      const records = (await t.dataSource.query(
+        'SELECT c.key_value FROM email_confirmation c JOIN users u ON u.id = c.user_id WHERE u.name = ?',
+        [user.username],
+      )) as Array<{ key_value: string }>;
       expect(records.map((record) => record.key_value)).toEqual([earlier]);
-      expect((await t.http().get(`/api/v1/verify/confirm_email/${earlier}`)).body).toEqual(ok('Email Verified'));
+      expect((await t.http().get(`/api/v1/verify/confirm_email/${earlier}`)).body).toEqual(
+        ok('Email Verified'),
+      );
     });
   });
 
@@ -314,20 +449,34 @@ describe('accounts', () => {
     const wrong = (otp: string) => String((Number(otp) + 1) % 1_000_000).padStart(6, '0');
 
     it('answers an unknown user on generation and verification', async () => {
-      expect((await post('generate/otp/', { emailOrUsername: 'nobody' })).body).toEqual(fail("Username / Email doesn't exist"));
+      expect((await post('generate/otp/', { emailOrUsername: 'nobody' })).body).toEqual(
+        fail("Username / Email doesn't exist"),
+      );
       expect((await post('generate/otp/', {})).body).toEqual(fail("Username / Email doesn't exist"));
-      expect((await post('verify/otp/', { emailOrUsername: 'nobody', otp: '123456' })).body).toEqual(fail("Username / Email doesn't exist"));
+      expect((await post('verify/otp/', { emailOrUsername: 'nobody', otp: '123456' })).body).toEqual(
+        fail("Username / Email doesn't exist"),
+      );
     });
 
     it('mails a 6-digit OTP that expires in 5 minutes and verifies it, by email or by name', async () => {
       const user = await signUp(t, smtp, 'otp');
-      expect((await post('generate/otp/', { emailOrUsername: user.username }).expect(200)).body).toEqual(ok('Otp Send Successful'));
+      expect((await post('generate/otp/', { emailOrUsername: user.username }).expect(200)).body).toEqual(
+        ok('Otp Send Successful'),
+      );
       expect(smtp.lastTo(user.email)!.html).toMatch(/expires in 5 minutes/);
       const otp = mailedOtp(user.email);
-      expect((await post('verify/otp/', { emailOrUsername: user.email, otp }).expect(200)).body).toEqual(ok('OTP Verified'));
-      expect((await post('verify/otp/', { emailOrUsername: user.username, otp })).body).toEqual(ok('OTP Verified'));
-      expect((await post('verify/otp/', { emailOrUsername: user.username, otp: wrong(otp) })).body).toEqual(fail('Invalid OTP'));
-      expect((await post('verify/otp/', { emailOrUsername: user.username })).body).toEqual(fail("Username / Email doesn't exist"));
+      expect((await post('verify/otp/', { emailOrUsername: user.email, otp }).expect(200)).body).toEqual(
+        ok('OTP Verified'),
+      );
+      expect((await post('verify/otp/', { emailOrUsername: user.username, otp })).body).toEqual(
+        ok('OTP Verified'),
+      );
+      expect((await post('verify/otp/', { emailOrUsername: user.username, otp: wrong(otp) })).body).toEqual(
+        fail('Invalid OTP'),
+      );
+      expect((await post('verify/otp/', { emailOrUsername: user.username })).body).toEqual(
+        fail("Username / Email doesn't exist"),
+      );
     });
 
     it('refuses an OTP once its 300-second step is over', async () => {
@@ -335,7 +484,9 @@ describe('accounts', () => {
       await post('generate/otp/', { emailOrUsername: user.email });
       const otp = mailedOtp(user.email);
       t.clock.advance(300_000);
-      expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(fail('Invalid OTP'));
+      expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(
+        fail('Invalid OTP'),
+      );
     });
 
     it('follows the new-password rules and messages', async () => {
@@ -343,20 +494,44 @@ describe('accounts', () => {
       await post('generate/otp/', { emailOrUsername: user.email });
       const otp = mailedOtp(user.email);
       const newPassword = 'N3w!Password';
-      expect((await post('new-password/', { password: 'weak', emailOrUsername: user.email, otp })).body).toEqual(fail('Choose a strong password'));
-      expect((await post('new-password/', { emailOrUsername: user.email, otp })).body).toEqual(fail('Password Change Unsuccessful'));
-      expect((await post('new-password/', { password: newPassword, emailOrUsername: user.email })).body).toEqual(fail('Password Change Unsuccessful'));
-      expect((await post('new-password/', { password: newPassword, otp })).body).toEqual(fail('Password Change Unsuccessful'));
-      expect((await post('new-password/', { password: newPassword, emailOrUsername: 'nobody', otp })).body).toEqual(fail('Password Change Unsuccessful'));
-      expect((await post('new-password/', { password: newPassword, emailOrUsername: user.email, otp: wrong(otp) })).body).toEqual(fail('Invalid OTP'));
-      expect((await post('new-password/', { password: newPassword, emailOrUsername: user.email, otp }).expect(200)).body).toEqual(ok('Password Change Successful'));
+      expect(
+        (await post('new-password/', { password: 'weak', emailOrUsername: user.email, otp })).body,
+      ).toEqual(fail('Choose a strong password'));
+      expect((await post('new-password/', { emailOrUsername: user.email, otp })).body).toEqual(
+        fail('Password Change Unsuccessful'),
+      );
+      expect(
+        (await post('new-password/', { password: newPassword, emailOrUsername: user.email })).body,
+      ).toEqual(fail('Password Change Unsuccessful'));
+      expect((await post('new-password/', { password: newPassword, otp })).body).toEqual(
+        fail('Password Change Unsuccessful'),
+      );
+      expect(
+        (await post('new-password/', { password: newPassword, emailOrUsername: 'nobody', otp })).body,
+      ).toEqual(fail('Password Change Unsuccessful'));
+      expect(
+        (await post('new-password/', { password: newPassword, emailOrUsername: user.email, otp: wrong(otp) }))
+          .body,
+      ).toEqual(fail('Invalid OTP'));
+      expect(
+        (await post('new-password/', { password: newPassword, emailOrUsername: user.email, otp }).expect(200))
+          .body,
+      ).toEqual(ok('Password Change Successful'));
 
       // The old password and every token of it are gone; the used OTP cannot be replayed.
-      expect((await t.http().get('/api/v1/logout/').set('Authorization', `Bearer ${user.token}`)).status).toBe(401);
-      expect((await post('login/', { emailOrUsername: user.email, password: user.password })).body).toEqual(fail('Invalid login credentials'));
+      expect(
+        (await t.http().get('/api/v1/logout/').set('Authorization', `Bearer ${user.token}`)).status,
+      ).toBe(401);
+      expect((await post('login/', { emailOrUsername: user.email, password: user.password })).body).toEqual(
+        fail('Invalid login credentials'),
+      );
       expect(typeof (await login(t, { ...user, password: newPassword }))).toBe('string');
-      expect((await post('new-password/', { password: 'An0ther!Pass', emailOrUsername: user.email, otp })).body).toEqual(fail('Invalid OTP'));
-      expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(fail('Invalid OTP'));
+      expect(
+        (await post('new-password/', { password: 'An0ther!Pass', emailOrUsername: user.email, otp })).body,
+      ).toEqual(fail('Invalid OTP'));
+      expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(
+        fail('Invalid OTP'),
+      );
     });
 
     it('kills the code under attack after 5 failed checks on either endpoint', async () => {
@@ -365,21 +540,32 @@ describe('accounts', () => {
       const otp = mailedOtp(user.email);
       const bad = wrong(otp);
       for (let attempt = 0; attempt < 3; attempt += 1) {
-        expect((await post('verify/otp/', { emailOrUsername: user.email, otp: bad })).body).toEqual(fail('Invalid OTP'));
+        expect((await post('verify/otp/', { emailOrUsername: user.email, otp: bad })).body).toEqual(
+          fail('Invalid OTP'),
+        );
       }
       for (let attempt = 0; attempt < 2; attempt += 1) {
-        expect((await post('new-password/', { password: 'N3w!Password', emailOrUsername: user.email, otp: bad })).body).toEqual(fail('Invalid OTP'));
+        expect(
+          (await post('new-password/', { password: 'N3w!Password', emailOrUsername: user.email, otp: bad }))
+            .body,
+        ).toEqual(fail('Invalid OTP'));
       }
-      expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(fail('Invalid OTP'));
+      expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(
+        fail('Invalid OTP'),
+      );
       await post('generate/otp/', { emailOrUsername: user.email });
       const fresh = mailedOtp(user.email);
-      expect((await post('verify/otp/', { emailOrUsername: user.email, otp: fresh })).body).toEqual(ok('OTP Verified'));
+      expect((await post('verify/otp/', { emailOrUsername: user.email, otp: fresh })).body).toEqual(
+        ok('OTP Verified'),
+      );
     });
 
     it('answers a mail that cannot be sent with Email could not be sent', async () => {
       const user = await signUp(t, smtp, 'otpfail');
       smtp.rejectAll = true;
-      expect((await post('generate/otp/', { emailOrUsername: user.email })).body).toEqual(fail('Email could not be sent'));
+      expect((await post('generate/otp/', { emailOrUsername: user.email })).body).toEqual(
+        fail('Email could not be sent'),
+      );
     });
   });
 
@@ -390,7 +576,11 @@ describe('accounts', () => {
     try {
       const response = await post('generate/confirm_email/', { email: user.email });
       expect(response.status).toBe(500);
-      expect(response.body).toEqual({ status: 'fail', message: 'Internal server error', error_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+      expect(response.body).toEqual({
+        status: 'fail',
+        message: 'Internal server error',
+        error_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
       expect(JSON.stringify(response.body)).not.toMatch(/email_confirmation|SELECT|INSERT|at /);
     } finally {
       await t.dataSource.query('ALTER TABLE email_confirmation_away RENAME TO email_confirmation');

@@ -7,7 +7,11 @@ function importMetaToCommonJs({ types: t }) {
       // `const require = createRequire(import.meta.url)` would shadow CommonJS's own require.
       VariableDeclarator(path) {
         const { id, init } = path.node;
-        if (t.isIdentifier(id, { name: 'require' }) && t.isCallExpression(init) && t.isIdentifier(init.callee, { name: 'createRequire' })) {
+        if (
+          t.isIdentifier(id, { name: 'require' }) &&
+          t.isCallExpression(init) &&
+          t.isIdentifier(init.callee, { name: 'createRequire' })
+        ) {
           path.remove();
         }
       },
@@ -16,7 +20,10 @@ function importMetaToCommonJs({ types: t }) {
         if (path.node.callee.type !== 'Import') return;
         path.replaceWith(
           t.callExpression(
-            t.memberExpression(t.callExpression(t.memberExpression(t.identifier('Promise'), t.identifier('resolve')), []), t.identifier('then')),
+            t.memberExpression(
+              t.callExpression(t.memberExpression(t.identifier('Promise'), t.identifier('resolve')), []),
+              t.identifier('then'),
+            ),
             [t.arrowFunctionExpression([], t.callExpression(t.identifier('require'), path.node.arguments))],
           ),
         );
@@ -27,7 +34,9 @@ function importMetaToCommonJs({ types: t }) {
         if (parent.isMemberExpression() && t.isIdentifier(parent.node.property, { name: 'url' })) {
           parent.replaceWithSourceString('require("node:url").pathToFileURL(__filename).href');
         } else {
-          path.replaceWithSourceString('({ url: require("node:url").pathToFileURL(__filename).href, dirname: __dirname, filename: __filename })');
+          path.replaceWithSourceString(
+            '({ url: require("node:url").pathToFileURL(__filename).href, dirname: __dirname, filename: __filename })',
+          );
         }
       },
     },

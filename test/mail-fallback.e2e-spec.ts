@@ -31,13 +31,18 @@ describe('mail without SMTP_HOST', () => {
     expect(block).not.toMatch(/<\/?(p|a|b)\b/);
     const key = /http:\/\/10\.1\.2\.3:9000\/email-verify\/([0-9a-f-]{36})/.exec(block)?.[1];
     expect(key).toBeDefined();
-    expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual({ status: 'success', message: 'Email Verified' });
+    expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual({
+      status: 'success',
+      message: 'Email Verified',
+    });
   });
 
   it('prints the OTP mail, and the printed OTP verifies', async () => {
     const user = newUser('nosmtpotp');
     await register(t, user);
-    expect((await t.http().post('/api/v1/generate/otp/').send({ emailOrUsername: user.username })).body).toEqual({
+    expect(
+      (await t.http().post('/api/v1/generate/otp/').send({ emailOrUsername: user.username })).body,
+    ).toEqual({
       status: 'success',
       message: 'Otp Send Successful',
     });
@@ -46,7 +51,9 @@ describe('mail without SMTP_HOST', () => {
     expect(block).toContain('expires in 5 minutes');
     const otp = /\b(\d{6})\b/.exec(block)?.[1];
     expect(otp).toBeDefined();
-    expect((await t.http().post('/api/v1/verify/otp/').send({ emailOrUsername: user.username, otp })).body).toEqual({
+    expect(
+      (await t.http().post('/api/v1/verify/otp/').send({ emailOrUsername: user.username, otp })).body,
+    ).toEqual({
       status: 'success',
       message: 'OTP Verified',
     });

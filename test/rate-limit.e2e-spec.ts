@@ -17,17 +17,25 @@ describe('rate limits on the account endpoints', () => {
     for (let i = 0; i < IDENTIFIER_LIMIT.limit; i += 1) {
       expect((await attempt(`guess-${i}`).expect(200)).body.message).toBe('Invalid login credentials');
     }
-    const blocked = await t.http().post('/api/v1/login/').send({ emailOrUsername: 'target@example.com', password: 'again' });
+    const blocked = await t
+      .http()
+      .post('/api/v1/login/')
+      .send({ emailOrUsername: 'target@example.com', password: 'again' });
     expect(blocked.status).toBe(429);
     expect(blocked.body).toEqual(tooMany);
     // Another identifier is not blocked by the first one's budget.
-    expect((await t.http().post('/api/v1/login/').send({ emailOrUsername: 'other', password: 'x' })).status).toBe(200);
+    expect(
+      (await t.http().post('/api/v1/login/').send({ emailOrUsername: 'other', password: 'x' })).status,
+    ).toBe(200);
   });
 
   it('limits requests per client address', async () => {
     const statuses: number[] = [];
     for (let i = 0; i <= ADDRESS_LIMIT.limit; i += 1) {
-      const response = await t.http().post('/api/v1/generate/otp/').send({ emailOrUsername: `someone-${i}` });
+      const response = await t
+        .http()
+        .post('/api/v1/generate/otp/')
+        .send({ emailOrUsername: `someone-${i}` });
       statuses.push(response.status);
       if (response.status === 429) expect(response.body).toEqual(tooMany);
     }
@@ -40,7 +48,12 @@ describe('rate limits on the account endpoints', () => {
     for (const route of routes) {
       let last = 0;
       for (let i = 0; i <= IDENTIFIER_LIMIT.limit; i += 1) {
-        last = (await t.http().post(`/api/v1/${route}`).send({ email: 'same@example.com', emailOrUsername: 'same', otp: '000000' })).status;
+        last = (
+          await t
+            .http()
+            .post(`/api/v1/${route}`)
+            .send({ email: 'same@example.com', emailOrUsername: 'same', otp: '000000' })
+        ).status;
       }
       expect([route, last]).toEqual([route, 429]);
     }

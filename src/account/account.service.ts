@@ -42,7 +42,12 @@ export class AccountService {
     private readonly clock: Clock,
   ) {}
 
-  async register({ username, email, password, confirmPassword }: RegistrationParams): Promise<AccountResponse> {
+  async register({
+    username,
+    email,
+    password,
+    confirmPassword,
+  }: RegistrationParams): Promise<AccountResponse> {
     if (isMissing(username)) return accountFail('Missing username value');
     if (isMissing(email)) return accountFail('Missing email value');
     if (isMissing(password)) return accountFail('Missing password value');
@@ -146,15 +151,21 @@ export class AccountService {
     identifier: string | undefined,
     otp: string | undefined,
   ): Promise<AccountResponse> {
-    if (!isMissing(password) && !this.isStrongPassword(password)) return accountFail('Choose a strong password');
-    const user = isMissing(password) || isMissing(otp) ? null : await this.usersService.findByEmailOrName(identifier);
+    if (!isMissing(password) && !this.isStrongPassword(password))
+      return accountFail('Choose a strong password');
+    const user =
+      isMissing(password) || isMissing(otp) ? null : await this.usersService.findByEmailOrName(identifier);
     if (!user || isMissing(password) || isMissing(otp)) return accountFail('Password Change Unsuccessful');
     if (!(await this.checkOtp(user, otp))) return accountFail('Invalid OTP');
 
     const hash = await this.hasher.hash(password);
     // A new secret makes the used OTP worthless; every session of the old password ends.
     await this.dataSource.transaction(async (manager) => {
-      await manager.update(User, { id: user.id }, { password: hash, otpSecretKey: newOtpSecret(), otpFailedAttempts: 0 });
+      await manager.update(
+        User,
+        { id: user.id },
+        { password: hash, otpSecretKey: newOtpSecret(), otpFailedAttempts: 0 },
+      );
       await manager.delete(UserLoginToken, { userId: user.id });
     });
     return accountSuccess('Password Change Successful');
@@ -197,5 +208,9 @@ export class AccountService {
 
 /** The spec has no rule for names; these bounds keep them storable and printable. */
 function isAcceptableUsername(username: string): boolean {
-  return username.length <= MAX_USERNAME_LENGTH && username.trim() === username && !/[\p{Cc}\p{Cf}]/u.test(username);
+  return (
+    username.length <= MAX_USERNAME_LENGTH &&
+    username.trim() === username &&
+    !/[\p{Cc}\p{Cf}]/u.test(username)
+  );
 }

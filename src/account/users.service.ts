@@ -32,7 +32,10 @@ export class UsersService implements OnApplicationBootstrap {
   /** Admins named in SVC_ADMIN_EMAILS are seeded at start-up. */
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.adminEmails.length === 0) return;
-    const result = await this.users.update({ email: In(this.config.adminEmails), isAdmin: false }, { isAdmin: true });
+    const result = await this.users.update(
+      { email: In(this.config.adminEmails), isAdmin: false },
+      { isAdmin: true },
+    );
     if (result.affected) this.logger.log(`Promoted ${result.affected} user(s) from SVC_ADMIN_EMAILS`);
   }
 

@@ -14,7 +14,12 @@ import { TokenService } from './token.service';
 import { UserLoginToken } from './user-login-token.entity';
 
 @Module({
-  imports: [AccountModule, PassportModule, JwtModule.register({}), TypeOrmModule.forFeature([UserLoginToken])],
+  imports: [
+    AccountModule,
+    PassportModule,
+    JwtModule.register({}),
+    TypeOrmModule.forFeature([UserLoginToken]),
+  ],
   controllers: [AuthController],
   providers: [
     AuthService,

@@ -16,7 +16,10 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     const request = context.switchToHttp().getRequest<Request>();
-    if (request.headers.authorization === undefined && this.reflector.getAllAndOverride<boolean>(MISSING_TOKEN_IS_BAD_REQUEST, targets)) {
+    if (
+      request.headers.authorization === undefined &&
+      this.reflector.getAllAndOverride<boolean>(MISSING_TOKEN_IS_BAD_REQUEST, targets)
+    ) {
       throw new ApiError(HttpStatus.BAD_REQUEST, 'Invalid Token');
     }
     return super.canActivate(context);

@@ -40,7 +40,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return [HttpStatus.TOO_MANY_REQUESTS, { status: 'fail', message: 'Too many requests' }];
     }
     if (exception instanceof HttpException) {
-      return bodyParserError(exception.cause) ?? [exception.getStatus(), { status: 'fail', message: messageOf(exception) }];
+      return (
+        bodyParserError(exception.cause) ?? [
+          exception.getStatus(),
+          { status: 'fail', message: messageOf(exception) },
+        ]
+      );
     }
     const clientError = bodyParserError(exception);
     if (clientError) return clientError;

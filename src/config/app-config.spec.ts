@@ -27,7 +27,10 @@ describe('loadConfig', () => {
   });
 
   it('parses a MySQL URL', () => {
-    const config = loadConfig({ JWT_SECRET: SECRET, DATABASE_URL: 'mysql://svc:p%40ss@db.internal:3307/svc_api' });
+    const config = loadConfig({
+      JWT_SECRET: SECRET,
+      DATABASE_URL: 'mysql://svc:p%40ss@db.internal:3307/svc_api',
+    });
     expect(config.database).toEqual({
       type: 'mysql',
       host: 'db.internal',
@@ -42,7 +45,11 @@ describe('loadConfig', () => {
     ['PORT', 'eighty', 'Invalid environment: PORT must be an integer from 0 to 65535'],
     ['JWT_ALGORITHM', 'RS256', 'Invalid environment: JWT_ALGORITHM must be one of HS256, HS384, HS512'],
     ['JWT_EXPIRES_IN', '-5', 'Invalid environment: JWT_EXPIRES_IN must be an integer from 60 to 31536000'],
-    ['DATABASE_URL', 'postgres://x/y', 'Invalid environment: DATABASE_URL must be sqlite:<path> or mysql://user:pass@host:3306/db'],
+    [
+      'DATABASE_URL',
+      'postgres://x/y',
+      'Invalid environment: DATABASE_URL must be sqlite:<path> or mysql://user:pass@host:3306/db',
+    ],
     ['EMAIL_PATTERN', '([', 'Invalid environment: EMAIL_PATTERN must be a valid regular expression'],
     ['BCRYPT_COST', '40', 'Invalid environment: BCRYPT_COST must be an integer from 4 to 15'],
     ['RATE_LIMIT', 'maybe', 'Invalid environment: RATE_LIMIT must be one of on, off'],
@@ -50,7 +57,9 @@ describe('loadConfig', () => {
     ['JWT_SECRET', 'short', 'Invalid environment: JWT_SECRET must be at least 32 characters long'],
   ])('stops on a bad %s with one line naming it', (variable, value, message) => {
     const env = { JWT_SECRET: SECRET, SMTP_HOST: 'mail', [variable]: value };
-    expect(() => loadConfig(env, dataDir())).toThrow(new ConfigError(variable, message.split(' must be ')[1]));
+    expect(() => loadConfig(env, dataDir())).toThrow(
+      new ConfigError(variable, message.split(' must be ')[1]),
+    );
     expect(() => loadConfig(env, dataDir())).toThrow(message);
   });
 
@@ -78,7 +87,13 @@ describe('loadConfig', () => {
       SVC_ADMIN_EMAILS: ' Root@Example.com, ,ops@example.com ',
       RATE_LIMIT: 'off',
     });
-    expect(config.smtp).toEqual({ host: 'smtp.example.com', port: 587, user: 'u', password: 'p', secure: false });
+    expect(config.smtp).toEqual({
+      host: 'smtp.example.com',
+      port: 587,
+      user: 'u',
+      password: 'p',
+      secure: false,
+    });
     expect(config.adminEmails).toEqual(['root@example.com', 'ops@example.com']);
     expect(config.rateLimit).toBe(false);
   });
@@ -88,16 +103,28 @@ describe('loadConfig', () => {
     it.each(['john.doe@mail.example.com', 'a+b@ex.io', 'x_y-z@sub.domain.org'])('accepts email %s', (email) =>
       expect(emailPattern.test(email)).toBe(true),
     );
-    it.each(['plain', 'a@b', 'a@@b.com', 'a b@c.com', '.a@b.com', 'a.@b.com', 'a@b..com', 'a@-b.com', `${'a'.repeat(250)}@b.com`])(
-      'refuses email %s',
-      (email) => expect(emailPattern.test(email)).toBe(false),
-    );
+    it.each([
+      'plain',
+      'a@b',
+      'a@@b.com',
+      'a b@c.com',
+      '.a@b.com',
+      'a.@b.com',
+      'a@b..com',
+      'a@-b.com',
+      `${'a'.repeat(250)}@b.com`,
+    ])('refuses email %s', (email) => expect(emailPattern.test(email)).toBe(false));
     it.each(['Str0ng!Pass', 'aB3$aB3$', 'Ünïcode1!X'])('accepts password %s', (password) =>
       expect(passwordPattern.test(password)).toBe(true),
     );
-    it.each(['Sh0rt!A', 'alllower1!', 'ALLUPPER1!', 'NoDigits!!', 'NoSymbol11', `Aa1!${'x'.repeat(61)}`, 'Tab\tTab1!'])(
-      'refuses password %j',
-      (password) => expect(passwordPattern.test(password)).toBe(false),
-    );
+    it.each([
+      'Sh0rt!A',
+      'alllower1!',
+      'ALLUPPER1!',
+      'NoDigits!!',
+      'NoSymbol11',
+      `Aa1!${'x'.repeat(61)}`,
+      'Tab\tTab1!',
+    ])('refuses password %j', (password) => expect(passwordPattern.test(password)).toBe(false));
   });
 });

@@ -122,7 +122,8 @@ function jwtSecret(env: Env, production: boolean, dataDir: string): string {
     if (secret.length < 32) throw new ConfigError('JWT_SECRET', 'at least 32 characters long');
     return secret;
   }
-  if (production) throw new ConfigError('JWT_SECRET', 'set (at least 32 characters) when NODE_ENV=production');
+  if (production)
+    throw new ConfigError('JWT_SECRET', 'set (at least 32 characters) when NODE_ENV=production');
   const file = join(dataDir, 'jwt-secret');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   const generated = randomBytes(48).toString('base64url');

@@ -20,7 +20,9 @@ const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, sock
               host: config.smtp.host,
               port: config.smtp.port,
               secure: config.smtp.secure,
-              auth: config.smtp.user ? { user: config.smtp.user, pass: config.smtp.password ?? '' } : undefined,
+              auth: config.smtp.user
+                ? { user: config.smtp.user, pass: config.smtp.password ?? '' }
+                : undefined,
               ...SMTP_TIMEOUTS,
             }
           : { jsonTransport: true },

@@ -25,7 +25,14 @@ export class MailService {
   async send(mail: Mail): Promise<void> {
     const text = htmlToText(mail.html);
     if (!this.config.smtp) {
-      const block = [`----- mail to ${mail.to} -----`, `Subject: ${mail.subject}`, '', text, '-----', ''].join('\n');
+      const block = [
+        `----- mail to ${mail.to} -----`,
+        `Subject: ${mail.subject}`,
+        '',
+        text,
+        '-----',
+        '',
+      ].join('\n');
       this.logger.log(`No SMTP_HOST configured; mail "${mail.subject}" to ${mail.to} printed to stdout`);
       process.stdout.write(block);
       return;

@@ -30,12 +30,17 @@ export function accountIdentifier(request: Request): string | undefined {
         // A throttler's own skipIf replaces the common one, so each states the switch.
         skipIf: () => !config.rateLimit,
         throttlers: [
-          { name: 'address', ...ADDRESS_LIMIT, getTracker: (request) => (request as Request).ip ?? 'unknown' },
+          {
+            name: 'address',
+            ...ADDRESS_LIMIT,
+            getTracker: (request) => (request as Request).ip ?? 'unknown',
+          },
           {
             name: 'identifier',
             ...IDENTIFIER_LIMIT,
             skipIf: (context) =>
-              !config.rateLimit || accountIdentifier(context.switchToHttp().getRequest<Request>()) === undefined,
+              !config.rateLimit ||
+              accountIdentifier(context.switchToHttp().getRequest<Request>()) === undefined,
             getTracker: (request) => accountIdentifier(request as Request) ?? '',
           },
         ],

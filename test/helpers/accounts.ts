@@ -12,14 +12,23 @@ export interface TestUser {
 let counter = 0;
 export function newUser(prefix = 'user'): TestUser {
   counter += 1;
-  return { username: `${prefix}${counter}`, email: `${prefix}${counter}@example.com`, password: STRONG_PASSWORD };
+  return {
+    username: `${prefix}${counter}`,
+    email: `${prefix}${counter}@example.com`,
+    password: STRONG_PASSWORD,
+  };
 }
 
 export async function register(t: TestApp, user: TestUser): Promise<void> {
   const response = await t
     .http()
     .post('/api/v1/register/')
-    .send({ username: user.username, email: user.email, password: user.password, confirm_password: user.password });
+    .send({
+      username: user.username,
+      email: user.email,
+      password: user.password,
+      confirm_password: user.password,
+    });
   expect(response.body).toEqual({ status: 'success', message: 'User created successfully' });
 }
 
@@ -49,7 +58,11 @@ export async function login(t: TestApp, user: TestUser): Promise<string> {
 }
 
 /** Registered, activated through the mailed link, logged in. */
-export async function signUp(t: TestApp, smtp: SmtpSink, prefix = 'user'): Promise<TestUser & { token: string }> {
+export async function signUp(
+  t: TestApp,
+  smtp: SmtpSink,
+  prefix = 'user',
+): Promise<TestUser & { token: string }> {
   const user = newUser(prefix);
   await register(t, user);
   await activate(t, smtp, user);

@@ -6,7 +6,9 @@ import { loadConfig } from '../../src/config/app-config';
 
 /** e2e runs on SQLite unless TEST_DATABASE_URL names a MySQL/MariaDB database. */
 export function testDatabaseUrl(): string {
-  return process.env.TEST_DATABASE_URL || `sqlite:${join(mkdtempSync(join(tmpdir(), 'svc-e2e-')), 'svc.sqlite')}`;
+  return (
+    process.env.TEST_DATABASE_URL || `sqlite:${join(mkdtempSync(join(tmpdir(), 'svc-e2e-')), 'svc.sqlite')}`
+  );
 }
 
 /** Every app a test starts begins from an empty schema. SQLite gets a new file instead. */

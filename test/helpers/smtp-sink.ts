@@ -88,7 +88,10 @@ function splitHeaders(raw: string): { headers: Record<string, string>; body: str
   return { headers, body };
 }
 
-function collectParts(headers: Record<string, string>, body: string): Array<{ type: string; content: string }> {
+function collectParts(
+  headers: Record<string, string>,
+  body: string,
+): Array<{ type: string; content: string }> {
   const contentType = headers['content-type'] ?? 'text/plain';
   const boundary = /boundary="?([^";]+)"?/i.exec(contentType)?.[1];
   if (contentType.startsWith('multipart/') && boundary) {

@@ -1,0 +1,23 @@
+# Build stage: compiles TypeScript and the native SQLite binding.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY migrations ./migrations
+RUN npm run build && npm prune --omit=dev
+
+# Runtime stage: production dependencies and the compiled app, as a non-root user.
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=8009
+WORKDIR /app
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY bin ./bin
+RUN mkdir -p /app/data && chown -R node:node /app/data
+USER node
+EXPOSE 8009
+CMD ["node", "dist/src/main.js"]
