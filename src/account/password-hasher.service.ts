@@ -1,19 +1,20 @@
-import { Inject, Injectable } from '@nestjs/common';
-import bcrypt from 'bcryptjs';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { BcryptPool } from './bcrypt-pool';
 
 /** bcrypt reads at most 72 bytes; longer passwords are refused rather than silently cut. */
 export const BCRYPT_MAX_BYTES = 72;
 
 @Injectable()
-export class PasswordHasher {
+export class PasswordHasher implements OnModuleDestroy {
+  private readonly pool = new BcryptPool();
   private dummyHash?: Promise<string>;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   hash(password: string): Promise<string> {
-    return bcrypt.hash(password, this.config.bcryptCost);
+    return this.pool.hash(password, this.config.bcryptCost);
   }
 
   /**
@@ -22,11 +23,15 @@ export class PasswordHasher {
    */
   async verify(password: string, hash: string | null | undefined): Promise<boolean> {
     if (!hash) {
-      this.dummyHash ??= bcrypt.hash('dummy password for timing', this.config.bcryptCost);
-      await bcrypt.compare(password, await this.dummyHash);
+      this.dummyHash ??= this.hash('dummy password for timing');
+      await this.pool.compare(password, await this.dummyHash);
       return false;
     }
-    return bcrypt.compare(password, hash);
+    return this.pool.compare(password, hash);
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.pool.close();
   }
 }
 
