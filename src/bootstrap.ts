@@ -1,5 +1,8 @@
 import { INestApplication, ValidationPipe } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import helmet from 'helmet';
+import type { AppConfig } from './config/app-config';
+import { APP_CONFIG } from './config/config.module';
 
 export const API_PREFIX = 'api/v1';
 /** No endpoint takes more than small forms; uploads have their own streamed limit. */
@@ -8,11 +11,14 @@ const BODY_LIMIT = '100kb';
 /** What the HTTP entrypoint and the e2e tests both apply to the app, so they test the same thing. */
 export function configureApp(app: INestApplication): void {
   const express = app as NestExpressApplication;
-  express.set('trust proxy', false);
+  const config = app.get<AppConfig>(APP_CONFIG);
   express.disable('x-powered-by');
+  express.use(helmet());
+  if (config.corsOrigins.length > 0) {
+    express.enableCors({ origin: config.corsOrigins, exposedHeaders: ['X-Request-Id'] });
+  }
   express.useBodyParser('json', { limit: BODY_LIMIT });
   express.useBodyParser('urlencoded', { limit: BODY_LIMIT, extended: false });
   app.setGlobalPrefix(API_PREFIX);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: false, transform: true }));
-  app.enableShutdownHooks();
 }

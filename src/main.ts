@@ -1,32 +1,56 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { configureApp } from './bootstrap';
 import { ConfigError } from './config/app-config';
+import type { AppConfig } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
 
-async function main(): Promise<void> {
-  const started = performance.now();
-  let config;
+/** Requests in flight get this long to finish after SIGTERM before the process gives up. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+function loadConfigOrExit(): AppConfig {
   try {
-    config = configFromEnvironment();
+    return configFromEnvironment();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
   }
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const config = loadConfigOrExit();
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     bodyParser: false,
+    bufferLogs: true,
   });
+  const logger = app.get(Logger);
+  app.useLogger(logger);
   configureApp(app);
   await app.listen(config.port, config.host);
   const database =
     config.database.type === 'sqlite' ? `SQLite ${config.database.path}` : `MySQL ${config.database.host}`;
-  new Logger('Main').log(
+  logger.log(
     `svc-api listening on http://${config.host}:${config.port} (${database}), ready in ${Math.round(performance.now() - started)} ms`,
+    'Main',
   );
+
+  // Stop accepting, let requests in flight finish (bounded), then close the database. Node's
+  // server.close() also drops idle keep-alive connections, so only real work is waited for.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      logger.log(`${signal} received, shutting down`, 'Main');
+      setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
+      app.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    });
+  }
 }
 
 main().catch((error: unknown) => {

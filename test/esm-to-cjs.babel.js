@@ -35,7 +35,8 @@ function importMetaToCommonJs({ types: t }) {
           parent.replaceWithSourceString('require("node:url").pathToFileURL(__filename).href');
         } else {
           path.replaceWithSourceString(
-            '({ url: require("node:url").pathToFileURL(__filename).href, dirname: __dirname, filename: __filename })',
+            '({ url: require("node:url").pathToFileURL(__filename).href, dirname: __dirname, filename: __filename, ' +
+              'resolve: (specifier) => require("node:url").pathToFileURL(require.resolve(specifier)).href })',
           );
         }
       },

@@ -34,7 +34,13 @@ export interface AppConfig {
   communityPluginDir: string;
   pluginUploadMaxSize: number;
   rateLimit: boolean;
+  logLevel: LogLevel;
+  /** Origins allowed by CORS; empty turns CORS off. */
+  corsOrigins: string[];
 }
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Ordinary addresses: a dot-separated local part and a domain with a TLD of 2+ letters. */
 export const DEFAULT_EMAIL_PATTERN =
@@ -145,6 +151,19 @@ function smtp(env: Env): SmtpConfig | null {
   };
 }
 
+function corsOrigins(env: Env): string[] {
+  const origins = (value(env, 'CORS_ORIGINS') ?? '')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '');
+  for (const origin of origins) {
+    if (!/^https?:\/\/[^/\s]+$/.test(origin)) {
+      throw new ConfigError('CORS_ORIGINS', 'a comma-separated list of origins like https://app.example.com');
+    }
+  }
+  return origins;
+}
+
 export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR): AppConfig {
   const production = value(env, 'NODE_ENV') === 'production';
   const mailFrom = value(env, 'SMTP_FROM') ?? 'SVC <no-reply@localhost>';
@@ -172,5 +191,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR): AppConfig {
     communityPluginDir: value(env, 'COMMUNITY_PLUGIN_DIR') ?? join(dataDir, 'community-plugins'),
     pluginUploadMaxSize: integer(env, 'PLUGIN_UPLOAD_MAX_SIZE', 262_144, 1, 16 * 1024 * 1024),
     rateLimit: oneOf(env, 'RATE_LIMIT', 'on', ['on', 'off']) === 'on',
+    logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
+    corsOrigins: corsOrigins(env),
   };
 }

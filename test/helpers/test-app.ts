@@ -41,6 +41,7 @@ export async function createTestApp(
       JWT_SECRET: TEST_JWT_SECRET,
       BCRYPT_COST: '4',
       RATE_LIMIT: 'off',
+      LOG_LEVEL: 'silent',
       SMTP_HOST: options.smtp ? '127.0.0.1' : undefined,
       SMTP_PORT: options.smtp ? String(options.smtp.port) : undefined,
       SMTP_SECURE: 'false',

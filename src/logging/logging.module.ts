@@ -1,0 +1,38 @@
+import { Module } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { LoggerModule } from 'nestjs-pino';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { acceptableRequestId, CENSOR, REDACT_PATHS, redactUrl } from './redaction';
+
+/** Structured JSON logs with a request id per request, secrets redacted. */
+@Module({
+  imports: [
+    LoggerModule.forRootAsync({
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => ({
+        pinoHttp: {
+          level: config.logLevel,
+          redact: { paths: REDACT_PATHS, censor: CENSOR },
+          genReqId: (request: IncomingMessage, response: ServerResponse) => {
+            const incoming = request.headers['x-request-id'];
+            const id = acceptableRequestId(incoming) ? incoming : randomUUID();
+            response.setHeader('X-Request-Id', id);
+            return id;
+          },
+          serializers: {
+            req: (request: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
+              id: request.id,
+              method: request.method,
+              url: redactUrl(request.url),
+              remoteAddress: request.remoteAddress,
+            }),
+            res: (response: { statusCode: number }) => ({ statusCode: response.statusCode }),
+          },
+        },
+      }),
+    }),
+  ],
+})
+export class LoggingModule {}

@@ -1,0 +1,91 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import { createTestApp, TestApp } from './helpers/test-app';
+
+describe('health, request ids, security headers', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { CORS_ORIGINS: 'https://app.example.com' } });
+  });
+  afterAll(() => t.close());
+
+  it('answers liveness without a token', async () => {
+    expect((await t.http().get('/api/v1/health').expect(200)).body).toEqual({
+      status: 'success',
+      data: { status: 'ok' },
+    });
+  });
+
+  it('answers readiness with the database, the migrations and the plugin directory', async () => {
+    const response = await t.http().get('/api/v1/health/ready').expect(200);
+    expect(response.body.status).toBe('success');
+    expect(response.body.data.status).toBe('ok');
+    expect(Object.keys(response.body.data.details).sort()).toEqual([
+      'database',
+      'migrations',
+      'plugin_directory',
+    ]);
+  });
+
+  it('answers 503 Service unavailable when a check fails, naming only which one', async () => {
+    rmSync(t.config.communityPluginDir, { recursive: true, force: true });
+    // A file where the directory should be: neither creatable nor writable as a directory.
+    writeFileSync(t.config.communityPluginDir, 'not a directory');
+    try {
+      const response = await t.http().get('/api/v1/health/ready');
+      expect(response.status).toBe(503);
+      expect(response.body).toEqual({
+        status: 'fail',
+        message: 'Service unavailable',
+        errors: { database: 'up', migrations: 'up', plugin_directory: 'down' },
+      });
+    } finally {
+      rmSync(t.config.communityPluginDir, { force: true });
+    }
+  });
+
+  it('returns the request id it was given, or makes one', async () => {
+    const given = await t.http().get('/api/v1/health').set('X-Request-Id', 'trace-42');
+    expect(given.headers['x-request-id']).toBe('trace-42');
+    const made = await t.http().get('/api/v1/health');
+    expect(made.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const forged = await t.http().get('/api/v1/health').set('X-Request-Id', 'a b\tc');
+    expect(forged.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('sends security headers and no X-Powered-By', async () => {
+    const response = await t.http().get('/api/v1/health');
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(response.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(response.headers['x-powered-by']).toBeUndefined();
+  });
+
+  it('allows only the configured CORS origins', async () => {
+    const allowed = await t.http().get('/api/v1/health').set('Origin', 'https://app.example.com');
+    expect(allowed.headers['access-control-allow-origin']).toBe('https://app.example.com');
+    const other = await t.http().get('/api/v1/health').set('Origin', 'https://evil.example.com');
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('refuses a body over the limit with 413', async () => {
+    const response = await t
+      .http()
+      .post('/api/v1/login/')
+      .send({ emailOrUsername: 'x', password: 'p'.repeat(200 * 1024) });
+    expect(response.status).toBe(413);
+    expect(response.body).toEqual({ status: 'fail', message: 'Request body too large' });
+  });
+});
+
+describe('CORS by default', () => {
+  it('is off', async () => {
+    const t = await createTestApp();
+    try {
+      const response = await t.http().get('/api/v1/health').set('Origin', 'https://app.example.com');
+      expect(response.headers['access-control-allow-origin']).toBeUndefined();
+    } finally {
+      await t.close();
+    }
+  });
+});
