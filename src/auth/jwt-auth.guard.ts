@@ -25,8 +25,13 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     return super.canActivate(context);
   }
 
+  /**
+   * Bad tokens arrive as a missing user; an error here came from looking the token up (the
+   * database), and must not pass for a bad token: the exception filter answers it.
+   */
   override handleRequest<TUser>(error: unknown, user: TUser | false): TUser {
-    if (error || !user) throw new ApiError(HttpStatus.UNAUTHORIZED, 'Unauthorized');
+    if (error) throw error;
+    if (!user) throw new ApiError(HttpStatus.UNAUTHORIZED, 'Unauthorized');
     return user;
   }
 }

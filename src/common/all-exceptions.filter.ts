@@ -3,6 +3,7 @@ import { ThrottlerException } from '@nestjs/throttler';
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
 import { ApiError } from './api-error';
+import { isDatabaseUnavailable } from './database-unavailable';
 
 interface FailBody {
   status: 'fail';
@@ -49,6 +50,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     const clientError = bodyParserError(exception);
     if (clientError) return clientError;
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn(
+        `Database unavailable: ${exception instanceof Error ? exception.message : String(exception)}`,
+      );
+      return [HttpStatus.SERVICE_UNAVAILABLE, { status: 'fail', message: 'Service unavailable' }];
+    }
     const errorId = randomUUID();
     this.logger.error(
       `error_id=${errorId} ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,

@@ -1,0 +1,25 @@
+import { QueryFailedError } from 'typeorm';
+import { isDatabaseUnavailable } from './database-unavailable';
+
+describe('isDatabaseUnavailable', () => {
+  const driverError = (fields: object) => Object.assign(new Error('driver'), fields);
+
+  it.each([
+    ['a refused connection', driverError({ code: 'ECONNREFUSED' })],
+    [
+      'a lost connection inside a query error',
+      new QueryFailedError('SELECT 1', [], driverError({ code: 'PROTOCOL_CONNECTION_LOST' })),
+    ],
+    ['server gone away by number', driverError({ errno: 2006 })],
+    ['a busy SQLite file', driverError({ code: 'SQLITE_BUSY' })],
+    ['a cause chain', new Error('outer', { cause: driverError({ code: 'ETIMEDOUT' }) })],
+  ])('recognises %s', (_, error) => expect(isDatabaseUnavailable(error)).toBe(true));
+
+  it.each([
+    ['a syntax error', new QueryFailedError('SELEC', [], driverError({ code: 'ER_PARSE_ERROR' }))],
+    ['a duplicate key', driverError({ code: 'ER_DUP_ENTRY' })],
+    ['a plain error', new Error('boom')],
+    ['not an error', 'ECONNREFUSED'],
+    ['nothing', undefined],
+  ])('does not take %s for an outage', (_, error) => expect(isDatabaseUnavailable(error)).toBe(false));
+});
