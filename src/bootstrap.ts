@@ -3,6 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import helmet from 'helmet';
 import type { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
+import { setupOpenApi } from './openapi/openapi';
 
 export const API_PREFIX = 'api/v1';
 /** No endpoint takes more than small forms; uploads have their own streamed limit. */
@@ -21,4 +22,5 @@ export function configureApp(app: INestApplication): void {
   express.useBodyParser('urlencoded', { limit: BODY_LIMIT, extended: false });
   app.setGlobalPrefix(API_PREFIX);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: false, transform: true }));
+  setupOpenApi(app);
 }

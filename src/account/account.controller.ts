@@ -1,16 +1,42 @@
 import { Controller, Get, HttpCode, Param, Post, Req, UseGuards } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
 import { ThrottlerGuard } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { Public } from '../common/decorators';
 import { AccountResponse } from '../common/envelopes';
 import { readParam } from '../common/request-params';
+import { ApiAccountEndpoint } from '../openapi/api-docs';
 import { AccountService } from './account.service';
 
+@ApiTags('accounts')
 @Public()
 @Controller()
 export class AccountController {
   constructor(private readonly account: AccountService) {}
 
+  @ApiAccountEndpoint({
+    summary: 'Register a user (inactive until the email is confirmed)',
+    params: {
+      username: 'User name',
+      email: 'Email address',
+      password: 'Strong password',
+      confirm_password: 'Same password again',
+    },
+    messages: [
+      'User created successfully',
+      'Missing username value',
+      'Missing email value',
+      'Missing password value',
+      'Missing confirm password value',
+      "Password doesn't match",
+      'Choose a valid email',
+      'Choose a strong password',
+      'Choose a valid username',
+      'Username already exists',
+      'Email already exists',
+    ],
+    rateLimited: true,
+  })
   @Post('register')
   @HttpCode(200)
   @UseGuards(ThrottlerGuard)
@@ -23,6 +49,12 @@ export class AccountController {
     });
   }
 
+  @ApiAccountEndpoint({
+    summary: 'Mail an account activation link (valid 1 hour)',
+    params: { email: 'Email address of the account' },
+    messages: ['Email send successful', 'Missing email value', 'Email could not be sent'],
+    rateLimited: true,
+  })
   @Post('generate/confirm_email')
   @HttpCode(200)
   @UseGuards(ThrottlerGuard)
@@ -30,11 +62,21 @@ export class AccountController {
     return this.account.generateConfirmation(readParam(request, 'email'));
   }
 
+  @ApiAccountEndpoint({
+    summary: 'Activate the account of an emailed link key',
+    messages: ['Email Verified', 'Link Expired', 'Invalid Link'],
+  })
   @Get('verify/confirm_email/:keyValue')
   verifyConfirmation(@Param('keyValue') keyValue: string): Promise<AccountResponse> {
     return this.account.verifyConfirmation(keyValue);
   }
 
+  @ApiAccountEndpoint({
+    summary: 'Mail a one-time password for a password change (valid 5 minutes)',
+    params: { emailOrUsername: 'Email or user name' },
+    messages: ['Otp Send Successful', "Username / Email doesn't exist", 'Email could not be sent'],
+    rateLimited: true,
+  })
   @Post('generate/otp')
   @HttpCode(200)
   @UseGuards(ThrottlerGuard)
@@ -42,6 +84,12 @@ export class AccountController {
     return this.account.generateOtp(readParam(request, 'emailOrUsername'));
   }
 
+  @ApiAccountEndpoint({
+    summary: 'Check a one-time password',
+    params: { emailOrUsername: 'Email or user name', otp: 'The mailed 6-digit code' },
+    messages: ['OTP Verified', 'Invalid OTP', "Username / Email doesn't exist"],
+    rateLimited: true,
+  })
   @Post('verify/otp')
   @HttpCode(200)
   @UseGuards(ThrottlerGuard)
@@ -49,6 +97,21 @@ export class AccountController {
     return this.account.verifyOtp(readParam(request, 'emailOrUsername'), readParam(request, 'otp'));
   }
 
+  @ApiAccountEndpoint({
+    summary: 'Set a new password with a valid one-time password',
+    params: {
+      password: 'New strong password',
+      emailOrUsername: 'Email or user name',
+      otp: 'The mailed 6-digit code',
+    },
+    messages: [
+      'Password Change Successful',
+      'Choose a strong password',
+      'Invalid OTP',
+      'Password Change Unsuccessful',
+    ],
+    rateLimited: true,
+  })
   @Post('new-password')
   @HttpCode(200)
   @UseGuards(ThrottlerGuard)

@@ -1,16 +1,30 @@
 import { Controller, Get, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
 import { ThrottlerGuard } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { CurrentUser, MissingTokenIsBadRequest, Public } from '../common/decorators';
 import type { AuthUser } from '../common/decorators';
 import { AccountResponse } from '../common/envelopes';
 import { readParam } from '../common/request-params';
+import { ApiAccountEndpoint, ApiFailResponses } from '../openapi/api-docs';
 import { AuthService } from './auth.service';
 
+@ApiTags('accounts')
 @Controller()
 export class AuthController {
   constructor(private readonly auth: AuthService) {}
 
+  @ApiAccountEndpoint({
+    summary: 'Log in; the message holds the JWT as `jwt-token`',
+    params: { emailOrUsername: 'Email or user name', password: 'Password' },
+    messages: [
+      'Your account is not active',
+      'Invalid login credentials',
+      'Missing email or username value',
+      'Missing password value',
+    ],
+    rateLimited: true,
+  })
   @Public()
   @Post('login')
   @HttpCode(200)
@@ -19,6 +33,11 @@ export class AuthController {
     return this.auth.login(readParam(request, 'emailOrUsername'), readParam(request, 'password'));
   }
 
+  @ApiAccountEndpoint({
+    summary: 'Log out: the presented token is revoked',
+    messages: ['Logged out'],
+  })
+  @ApiFailResponses(400, 401)
   @Get('logout')
   @MissingTokenIsBadRequest()
   logout(@CurrentUser() user: AuthUser): Promise<AccountResponse> {

@@ -1,12 +1,13 @@
-import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import type { Request } from 'express';
+import { ApiPublic } from '../openapi/api-docs';
 
 export const IS_PUBLIC = 'svc:isPublic';
 export const IS_ADMIN_ONLY = 'svc:isAdminOnly';
 export const MISSING_TOKEN_IS_BAD_REQUEST = 'svc:missingTokenIsBadRequest';
 
 /** The route needs no token. Every other route does (deny by default). */
-export const Public = () => SetMetadata(IS_PUBLIC, true);
+export const Public = () => applyDecorators(SetMetadata(IS_PUBLIC, true), ApiPublic());
 
 /** The route needs a token of an admin. */
 export const AdminOnly = () => SetMetadata(IS_ADMIN_ONLY, true);

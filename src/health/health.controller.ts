@@ -1,4 +1,5 @@
 import { Controller, Get, HttpStatus, Inject, ServiceUnavailableException } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import type { HealthCheckResult } from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -10,9 +11,11 @@ import { Public } from '../common/decorators';
 import { success } from '../common/envelopes';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { ApiFailResponses, dataEnvelope } from '../openapi/api-docs';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
+@ApiTags('health')
 @Public()
 @Controller('health')
 export class HealthController {
@@ -25,12 +28,19 @@ export class HealthController {
   ) {}
 
   /** Liveness: the process answers. */
+  @ApiOperation({ summary: 'Liveness' })
+  @ApiOkResponse({
+    schema: dataEnvelope({ type: 'object', properties: { status: { type: 'string', enum: ['ok'] } } }),
+  })
   @Get()
   live() {
     return success({ status: 'ok' });
   }
 
   /** Readiness: database reachable, migrations applied, plugin directory writable. */
+  @ApiOperation({ summary: 'Readiness: database, migrations, plugin directory' })
+  @ApiOkResponse({ schema: dataEnvelope({ type: 'object' }) })
+  @ApiFailResponses(503)
   @Get('ready')
   async ready() {
     try {
