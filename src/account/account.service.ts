@@ -64,7 +64,8 @@ export class AccountService {
       email: normalizeEmail(email),
       password: await this.hasher.hash(password),
       isActive: false,
-      isAdmin: false,
+      // SVC_ADMIN_EMAILS names admins whether they registered before the start or after it.
+      isAdmin: this.config.adminEmails.includes(normalizeEmail(email)),
       otpSecretKey: newOtpSecret(),
       otpFailedAttempts: 0,
       createdAt: this.clock.now(),

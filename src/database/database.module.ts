@@ -5,6 +5,7 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { dataSourceOptions } from './data-source-options';
 import { migrate } from './migrate';
+import { upgradeSchema } from './schema-upgrade';
 
 @Module({
   imports: [
@@ -19,6 +20,7 @@ import { migrate } from './migrate';
         const dataSource = await new DataSource(options!).initialize();
         try {
           await migrate(dataSource);
+          await upgradeSchema(dataSource);
         } catch (error) {
           await dataSource.destroy();
           throw error;

@@ -1,0 +1,68 @@
+import { Command, CommandRunner } from 'nest-commander';
+import { AdminUsersService, UnknownEmailError } from './admin-users.service';
+
+/** Output goes straight to the streams: stdout for results, stderr for warnings and errors. */
+const out = (line: string) => process.stdout.write(`${line}\n`);
+const err = (line: string) => process.stderr.write(`${line}\n`);
+
+/** An unknown email is the one expected failure: it says so and exits with status 1. */
+async function reportingUnknownEmail(action: () => Promise<void>): Promise<void> {
+  try {
+    await action();
+  } catch (error) {
+    if (!(error instanceof UnknownEmailError)) throw error;
+    err(error.message);
+    process.exitCode = 1;
+  }
+}
+
+@Command({ name: 'promote', arguments: '<email>', description: 'Make the user with this email an admin' })
+export class PromoteCommand extends CommandRunner {
+  constructor(private readonly admins: AdminUsersService) {
+    super();
+  }
+
+  run([email]: string[]): Promise<void> {
+    return reportingUnknownEmail(async () => {
+      const change = await this.admins.promote(email);
+      out(change === 'changed' ? `Promoted ${email.trim()} to admin` : `${email.trim()} is already an admin`);
+    });
+  }
+}
+
+@Command({
+  name: 'demote',
+  arguments: '<email>',
+  description: 'Take admin rights from the user with this email',
+})
+export class DemoteCommand extends CommandRunner {
+  constructor(private readonly admins: AdminUsersService) {
+    super();
+  }
+
+  run([email]: string[]): Promise<void> {
+    return reportingUnknownEmail(async () => {
+      const change = await this.admins.demote(email);
+      out(change === 'changed' ? `Demoted ${email.trim()}` : `${email.trim()} is not an admin`);
+      if (this.admins.isSeeded(email)) {
+        err(
+          `Warning: ${email.trim()} is listed in SVC_ADMIN_EMAILS: a server started with that list still treats it ` +
+            'as an admin, and the next start promotes it again. Remove it from SVC_ADMIN_EMAILS to keep it demoted.',
+        );
+      }
+    });
+  }
+}
+
+@Command({ name: 'list', description: 'List the admins, one per line: id, email and name, tab-separated' })
+export class ListCommand extends CommandRunner {
+  constructor(private readonly admins: AdminUsersService) {
+    super();
+  }
+
+  async run(): Promise<void> {
+    const admins = await this.admins.list();
+    for (const admin of admins) out(`${admin.id}\t${admin.email}\t${admin.name}`);
+    if (admins.length === 0) err('No admins');
+  }
+}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { CommunityPluginsController } from './community-plugins.controller';
+import { PluginCatalogueService } from './plugin-catalogue.service';
+import { PluginReviewService } from './plugin-review.service';
+import { PluginStorage } from './plugin-storage';
+import { PluginUploadService } from './plugin-upload.service';
+import { UserPlugin } from './user-plugin.entity';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([UserPlugin])],
+  controllers: [CommunityPluginsController],
+  providers: [PluginCatalogueService, PluginReviewService, PluginUploadService, PluginStorage],
+  exports: [PluginCatalogueService, PluginStorage],
+})
+export class CommunityPluginsModule {}

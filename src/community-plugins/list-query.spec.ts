@@ -1,0 +1,28 @@
+import { parseListQuery } from './list-query';
+
+describe('parseListQuery', () => {
+  it('defaults to approved plugins, 50 at a time from the start', () => {
+    expect(parseListQuery({})).toEqual({
+      ok: true,
+      query: { status: 'approved', group: undefined, type: undefined, q: undefined, limit: 50, offset: 0 },
+    });
+    expect(parseListQuery({ status: '', q: '   ', limit: '' })).toEqual(parseListQuery({}));
+  });
+
+  it('caps the limit at 200', () => {
+    expect(parseListQuery({ limit: '201' })).toMatchObject({ ok: true, query: { limit: 200 } });
+    expect(parseListQuery({ limit: '9999999999' })).toMatchObject({ ok: true, query: { limit: 200 } });
+  });
+
+  it('reports every bad parameter', () => {
+    expect(parseListQuery({ status: 'all', limit: '-1', offset: 'x', type: ['grep'] })).toEqual({
+      ok: false,
+      errors: {
+        status: 'must be one of pending, approved, rejected',
+        type: 'must be given once',
+        limit: 'must be an integer of at least 1',
+        offset: 'must be an integer of at least 0',
+      },
+    });
+  });
+});

@@ -1,0 +1,70 @@
+import {
+  PLUGIN_GROUPS,
+  PLUGIN_STATUSES,
+  PLUGIN_TYPES,
+  PluginGroup,
+  PluginStatus,
+  PluginType,
+} from './plugin-constants';
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 200;
+const MAX_SEARCH_LENGTH = 200;
+const MAX_OFFSET = 1_000_000_000;
+
+export interface ListQuery {
+  status: PluginStatus;
+  group?: PluginGroup;
+  type?: PluginType;
+  q?: string;
+  limit: number;
+  offset: number;
+}
+
+export type ListQueryResult = { ok: true; query: ListQuery } | { ok: false; errors: Record<string, string> };
+
+/**
+ * The catalogue's query string. Absent or empty parameters take their defaults; a limit
+ * above the maximum is lowered to it (the answer says which limit applied); anything
+ * malformed, or given twice, is refused with a message per parameter.
+ */
+export function parseListQuery(raw: Record<string, unknown>): ListQueryResult {
+  const errors: Record<string, string> = {};
+  const text = (name: string): string | undefined => {
+    const value = raw[name];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') {
+      errors[name] = 'must be given once';
+      return undefined;
+    }
+    return value === '' ? undefined : value;
+  };
+  const oneOf = <T extends string>(name: string, allowed: readonly T[]): T | undefined => {
+    const value = text(name);
+    if (value === undefined) return undefined;
+    const match = allowed.find((option) => option === value);
+    if (!match) errors[name] = `must be one of ${allowed.join(', ')}`;
+    return match;
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const value = text(name);
+    if (value === undefined) return fallback;
+    if (!/^\d{1,10}$/.test(value) || Number(value) < min) {
+      errors[name] = `must be an integer of at least ${min}`;
+      return fallback;
+    }
+    return Math.min(Number(value), max);
+  };
+
+  const status = oneOf('status', PLUGIN_STATUSES) ?? 'approved';
+  const group = oneOf('group', PLUGIN_GROUPS);
+  const type = oneOf('type', PLUGIN_TYPES);
+  const q = text('q')?.trim();
+  if (q !== undefined && [...q].length > MAX_SEARCH_LENGTH)
+    errors.q = `must be at most ${MAX_SEARCH_LENGTH} characters`;
+  const limit = integer('limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
+  const offset = integer('offset', 0, 0, MAX_OFFSET);
+
+  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  return { ok: true, query: { status, group, type, q: q || undefined, limit, offset } };
+}

@@ -1,0 +1,145 @@
+import {
+  AUTHOR_LENGTH,
+  DESCRIPTION_LENGTH,
+  EXECUTION_TIMEOUT,
+  NAME_LENGTH,
+  PLUGIN_GROUPS,
+  PLUGIN_TYPES,
+  PluginGroup,
+  PluginType,
+} from './plugin-constants';
+
+export interface PluginMetadata {
+  name: string;
+  description: string;
+  group: PluginGroup;
+  type: PluginType;
+  author: string;
+  executionTimeout: number;
+}
+
+/** One message per field that failed, keyed by the field's form name. */
+export type MetadataErrors = Record<string, string>;
+
+export type MetadataResult = { ok: true; metadata: PluginMetadata } | { ok: false; errors: MetadataErrors };
+
+/** The form fields of an upload, in the order their errors are reported. */
+export const METADATA_FIELDS = [
+  'name',
+  'description',
+  'group',
+  'type',
+  'author',
+  'execution_timeout',
+] as const;
+
+/**
+ * C0/C1 controls, and the invisible formatting characters that reorder or hide text
+ * (bidirectional overrides, zero-width joiners), which would make a name read as another.
+ */
+const CONTROL_OR_FORMAT = /[\p{Cc}\p{Cf}]/u;
+/** A description is free text: line breaks and tabs are fine in it, other controls are not. */
+const CONTROL_IN_TEXT = /[^\P{Cc}\t\n\r]|[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+
+const lengthOf = (text: string): number => [...text].length;
+
+/**
+ * Checks the text fields of an upload. Text fields are trimmed before their length is
+ * measured and are stored trimmed; a field given twice or as anything but text is refused.
+ */
+export function validateMetadata(fields: Record<string, unknown>): MetadataResult {
+  const errors: MetadataErrors = {};
+  const text = (field: string): string | undefined => {
+    const value = fields[field];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') {
+      errors[field] = Array.isArray(value) ? 'must be given once' : 'must be text';
+      return undefined;
+    }
+    return value;
+  };
+
+  const name = boundedText(text('name'), 'name', NAME_LENGTH, CONTROL_OR_FORMAT, errors);
+  const description = boundedText(
+    text('description'),
+    'description',
+    DESCRIPTION_LENGTH,
+    CONTROL_IN_TEXT,
+    errors,
+  );
+  const group = choice(text('group'), 'group', PLUGIN_GROUPS, errors);
+  const type = choice(text('type'), 'type', PLUGIN_TYPES, errors);
+  const author = boundedText(text('author'), 'author', AUTHOR_LENGTH, CONTROL_OR_FORMAT, errors);
+  const executionTimeout = timeout(text('execution_timeout'), errors);
+
+  if (Object.keys(errors).length > 0) return { ok: false, errors: ordered(errors) };
+  return {
+    ok: true,
+    metadata: {
+      name: name!,
+      description: description!,
+      group: group!,
+      type: type!,
+      author: author!,
+      executionTimeout,
+    },
+  };
+}
+
+function boundedText(
+  raw: string | undefined,
+  field: string,
+  bounds: { min: number; max: number },
+  forbidden: RegExp,
+  errors: MetadataErrors,
+): string | undefined {
+  if (errors[field]) return undefined;
+  const value = raw?.trim();
+  if (value === undefined || value === '') {
+    errors[field] = 'is required';
+    return undefined;
+  }
+  if (forbidden.test(value)) {
+    errors[field] = 'must not contain control characters';
+    return undefined;
+  }
+  const length = lengthOf(value);
+  if (length < bounds.min || length > bounds.max) {
+    errors[field] = `must be ${bounds.min} to ${bounds.max} characters`;
+    return undefined;
+  }
+  return value;
+}
+
+function choice<T extends string>(
+  raw: string | undefined,
+  field: string,
+  allowed: readonly T[],
+  errors: MetadataErrors,
+): T | undefined {
+  if (errors[field]) return undefined;
+  if (raw === undefined || raw === '') {
+    errors[field] = 'is required';
+    return undefined;
+  }
+  const match = allowed.find((option) => option === raw);
+  if (!match) errors[field] = `must be one of ${allowed.join(', ')}`;
+  return match;
+}
+
+function timeout(raw: string | undefined, errors: MetadataErrors): number {
+  if (errors.execution_timeout) return EXECUTION_TIMEOUT.default;
+  const value = raw?.trim();
+  if (value === undefined || value === '') return EXECUTION_TIMEOUT.default;
+  const seconds = /^\d{1,4}$/.test(value) ? Number(value) : NaN;
+  if (!(seconds >= EXECUTION_TIMEOUT.min && seconds <= EXECUTION_TIMEOUT.max)) {
+    errors.execution_timeout = `must be an integer from ${EXECUTION_TIMEOUT.min} to ${EXECUTION_TIMEOUT.max}`;
+  }
+  return seconds;
+}
+
+function ordered(errors: MetadataErrors): MetadataErrors {
+  const result: MetadataErrors = {};
+  for (const field of METADATA_FIELDS) if (errors[field]) result[field] = errors[field];
+  return result;
+}

@@ -1,0 +1,163 @@
+import { HttpStatus, Injectable, Logger } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { In, Repository } from 'typeorm';
+import { ApiError } from '../common/api-error';
+import type { AuthUser } from '../common/decorators';
+import { Clock } from '../common/clock';
+import { PluginStatus, REJECTION_REASON_MAX_LENGTH } from './plugin-constants';
+import { findPluginOr404, pluginNotFound } from './plugin-lookup';
+import { PluginStorage, sha256Hex } from './plugin-storage';
+import { UserPlugin } from './user-plugin.entity';
+
+export interface PluginSource {
+  id: number;
+  name: string;
+  sha256: string;
+  source_code: string;
+}
+
+export interface ReviewEvent {
+  event: 'uploaded' | PluginStatus;
+  at: string | null;
+  user_id: number | null;
+  reason?: string | null;
+}
+
+export interface ReviewHistory {
+  plugin_id: number;
+  events: ReviewEvent[];
+}
+
+/** The statuses each review action starts from. */
+const APPROVABLE: PluginStatus[] = ['pending', 'rejected'];
+const REJECTABLE: PluginStatus[] = ['pending', 'approved'];
+
+/** Line breaks and tabs are fine in a reason; other control characters are not. */
+const CONTROL_IN_TEXT = /[^\P{Cc}\t\n\r]/u;
+
+/** What admins do: read the source, approve, reject, delete, read the review timeline. */
+@Injectable()
+export class PluginReviewService {
+  private readonly logger = new Logger('PluginReview');
+
+  constructor(
+    @InjectRepository(UserPlugin) private readonly plugins: Repository<UserPlugin>,
+    private readonly storage: PluginStorage,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The file as it is on disk, refused when it is no longer the file that was uploaded. */
+  async source(rawId: string): Promise<PluginSource> {
+    const plugin = await findPluginOr404(this.plugins, rawId);
+    const content = await this.storage.read(plugin.filePath);
+    if (content === null) {
+      this.logger.warn(`Plugin ${plugin.id} (${plugin.name}): its file is missing or unusable`);
+      throw modifiedOnDisk();
+    }
+    const sha256 = sha256Hex(content);
+    if (plugin.sha256 === null) {
+      this.logger.warn(
+        `Plugin ${plugin.id} (${plugin.name}) has no recorded hash; serving its file unverified`,
+      );
+    } else if (sha256 !== plugin.sha256) {
+      this.logger.warn(
+        `Plugin ${plugin.id} (${plugin.name}): file hash ${sha256} no longer matches the recorded ${plugin.sha256}`,
+      );
+      throw modifiedOnDisk();
+    }
+    return { id: plugin.id, name: plugin.name, sha256, source_code: content.toString('utf8') };
+  }
+
+  approve(reviewer: AuthUser, rawId: string): Promise<UserPlugin> {
+    return this.transition(rawId, APPROVABLE, () => ({
+      status: 'approved',
+      rejectionReason: null,
+      reviewedByUserId: reviewer.id,
+      ...this.stamp(),
+    }));
+  }
+
+  reject(reviewer: AuthUser, rawId: string, rawReason: string | undefined): Promise<UserPlugin> {
+    // The reason is checked once the plugin is known to exist, before its status is.
+    return this.transition(rawId, REJECTABLE, () => ({
+      status: 'rejected',
+      rejectionReason: validReason(rawReason),
+      reviewedByUserId: reviewer.id,
+      ...this.stamp(),
+    }));
+  }
+
+  /** The row goes first: a file left behind by a failed unlink is harmless, a row without its file is not. */
+  async remove(rawId: string): Promise<null> {
+    const plugin = await findPluginOr404(this.plugins, rawId);
+    const deleted = await this.plugins.delete({ id: plugin.id });
+    if (!deleted.affected) throw pluginNotFound();
+    await this.storage.remove(plugin.filePath);
+    this.logger.log(`Plugin ${plugin.id} (${plugin.name}) deleted`);
+    return null;
+  }
+
+  /** Built from the row's own timestamps: the upload and, once reviewed, the latest review. */
+  async history(rawId: string): Promise<ReviewHistory> {
+    const plugin = await findPluginOr404(this.plugins, rawId);
+    const events: ReviewEvent[] = [
+      { event: 'uploaded', at: plugin.createdAt.toISOString(), user_id: plugin.userId },
+    ];
+    if (plugin.status !== 'pending') {
+      const review: ReviewEvent = {
+        event: plugin.status,
+        at: plugin.reviewedAt?.toISOString() ?? null,
+        user_id: plugin.reviewedByUserId,
+      };
+      if (plugin.status === 'rejected') review.reason = plugin.rejectionReason;
+      events.push(review);
+    }
+    return { plugin_id: plugin.id, events };
+  }
+
+  private stamp(): Pick<UserPlugin, 'reviewedAt' | 'updatedAt'> {
+    const now = this.clock.now();
+    return { reviewedAt: now, updatedAt: now };
+  }
+
+  /**
+   * One conditional UPDATE decides, so two admins acting at once cannot both move the
+   * plugin out of the same status; the loser is told the status it found.
+   */
+  private async transition(
+    rawId: string,
+    from: PluginStatus[],
+    change: () => Partial<UserPlugin>,
+  ): Promise<UserPlugin> {
+    const plugin = await findPluginOr404(this.plugins, rawId);
+    const values = change();
+    const updated = await this.plugins.update({ id: plugin.id, status: In(from) }, values);
+    if (!updated.affected) {
+      const current = await this.plugins.findOneBy({ id: plugin.id });
+      if (!current) throw pluginNotFound();
+      throw new ApiError(HttpStatus.CONFLICT, `Plugin is already ${current.status}`);
+    }
+    const reviewed = await this.plugins.findOneByOrFail({ id: plugin.id });
+    this.logger.log(
+      `Plugin ${plugin.id} (${plugin.name}) ${reviewed.status} by user ${String(values.reviewedByUserId)}`,
+    );
+    return reviewed;
+  }
+}
+
+const modifiedOnDisk = () => new ApiError(HttpStatus.CONFLICT, 'Plugin file was modified on disk');
+
+function validReason(raw: string | undefined): string {
+  const reason = raw?.trim();
+  if (!reason) throw new ApiError(HttpStatus.BAD_REQUEST, 'Missing rejection reason');
+  if ([...reason].length > REJECTION_REASON_MAX_LENGTH) {
+    throw new ApiError(
+      HttpStatus.BAD_REQUEST,
+      `Rejection reason must be at most ${REJECTION_REASON_MAX_LENGTH} characters`,
+    );
+  }
+  if (CONTROL_IN_TEXT.test(reason)) {
+    throw new ApiError(HttpStatus.BAD_REQUEST, 'Rejection reason must not contain control characters');
+  }
+  return reason;
+}

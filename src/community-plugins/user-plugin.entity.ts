@@ -1,0 +1,62 @@
+import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { EXECUTION_TIMEOUT } from './plugin-constants';
+import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
+
+/**
+ * An uploaded plugin. The source lives in a file under COMMUNITY_PLUGIN_DIR, never in a
+ * column. Columns that an older table may lack are nullable or have a default, so the
+ * start-up schema upgrade can add them to tables that already hold rows.
+ */
+@Entity('user_plugins')
+export class UserPlugin {
+  @PrimaryGeneratedColumn()
+  id!: number;
+
+  @Column({ type: 'varchar', length: 128 })
+  name!: string;
+
+  @Column({ type: 'text' })
+  description!: string;
+
+  @Column({ name: 'group', type: 'varchar', length: 16 })
+  group!: PluginGroup;
+
+  @Column({ name: 'type', type: 'varchar', length: 16 })
+  type!: PluginType;
+
+  @Column({ type: 'varchar', length: 128 })
+  author!: string;
+
+  @Column({ type: 'varchar', length: 16, default: 'pending' })
+  status!: PluginStatus;
+
+  @Column({ name: 'rejection_reason', type: 'text', nullable: true })
+  rejectionReason!: string | null;
+
+  @Column({ name: 'user_id', type: 'int' })
+  userId!: number;
+
+  @Column({ name: 'reviewed_by_user_id', type: 'int', nullable: true })
+  reviewedByUserId!: number | null;
+
+  @Column({ name: 'reviewed_at', type: 'datetime', precision: 3, nullable: true })
+  reviewedAt!: Date | null;
+
+  @Column({ name: 'execution_timeout', type: 'int', default: EXECUTION_TIMEOUT.default })
+  executionTimeout!: number;
+
+  /** Hex SHA-256 of the stored file; null only on rows from before hashes were recorded. */
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  sha256!: string | null;
+
+  /** Relative to COMMUNITY_PLUGIN_DIR. Server-side only: no view carries it. */
+  @Column({ name: 'file_path', type: 'varchar', length: 255 })
+  filePath!: string;
+
+  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt!: Date;
+
+  /** Null only on rows from before the column existed; views fall back to created_at. */
+  @Column({ name: 'updated_at', type: 'datetime', precision: 3, nullable: true })
+  updatedAt!: Date | null;
+}

@@ -1,0 +1,91 @@
+import { UserPlugin } from '../user-plugin.entity';
+import { viewFor } from './plugin-audience';
+import { toAdminView, toOwnerView, toPublicView } from './plugin-views';
+
+function plugin(overrides: Partial<UserPlugin> = {}): UserPlugin {
+  return Object.assign(new UserPlugin(), {
+    id: 7,
+    name: 'Title finder',
+    description: 'Finds titles',
+    group: 'web',
+    type: 'grep',
+    author: 'Alice',
+    status: 'rejected',
+    rejectionReason: 'Too noisy',
+    userId: 3,
+    reviewedByUserId: 1,
+    reviewedAt: new Date('2025-01-02T03:04:05.678Z'),
+    executionTimeout: 60,
+    sha256: 'ab'.repeat(32),
+    filePath: 'title_finder_0123456789abcdef.py',
+    createdAt: new Date('2025-01-01T00:00:00.000Z'),
+    updatedAt: new Date('2025-01-02T03:04:05.678Z'),
+    ...overrides,
+  });
+}
+
+const publicView = {
+  id: 7,
+  name: 'Title finder',
+  description: 'Finds titles',
+  group: 'web',
+  type: 'grep',
+  author: 'Alice',
+  status: 'rejected',
+  sha256: 'ab'.repeat(32),
+  created_at: '2025-01-01T00:00:00.000Z',
+  updated_at: '2025-01-02T03:04:05.678Z',
+};
+
+describe('plugin views', () => {
+  it('public: metadata only', () => {
+    expect(toPublicView(plugin())).toEqual(publicView);
+  });
+
+  it('owner: public plus rejection_reason and user_id', () => {
+    expect(toOwnerView(plugin())).toEqual({ ...publicView, rejection_reason: 'Too noisy', user_id: 3 });
+  });
+
+  it('admin: owner plus reviewer, review time and execution_timeout', () => {
+    expect(toAdminView(plugin())).toEqual({
+      ...publicView,
+      rejection_reason: 'Too noisy',
+      user_id: 3,
+      reviewed_by_user_id: 1,
+      reviewed_at: '2025-01-02T03:04:05.678Z',
+      execution_timeout: 60,
+    });
+  });
+
+  it('falls back to created_at for rows without updated_at, and gives null for an unreviewed plugin', () => {
+    const view = toAdminView(plugin({ updatedAt: null, reviewedAt: null, reviewedByUserId: null }));
+    expect(view).toMatchObject({
+      updated_at: '2025-01-01T00:00:00.000Z',
+      reviewed_at: null,
+      reviewed_by_user_id: null,
+    });
+  });
+
+  it('never carries the file path or the source', () => {
+    for (const view of [toPublicView(plugin()), toOwnerView(plugin()), toAdminView(plugin())]) {
+      expect(JSON.stringify(view)).not.toContain('title_finder_0123456789abcdef');
+      expect(Object.keys(view).filter((key) => /path|source/i.test(key))).toEqual([]);
+    }
+  });
+});
+
+describe('viewFor', () => {
+  const caller = (id: number, isAdmin: boolean) => ({ id, name: 'n', email: 'e', isAdmin, tokenHash: 'h' });
+
+  it('chooses by audience and caller', () => {
+    const own = plugin();
+    expect(viewFor('uploader', caller(3, false), own)).toEqual(toOwnerView(own));
+    expect(viewFor('uploader', caller(1, true), own)).toEqual(toOwnerView(own));
+    expect(viewFor('catalogue', caller(3, false), own)).toEqual(toPublicView(own));
+    expect(viewFor('catalogue', caller(1, true), own)).toEqual(toAdminView(own));
+    expect(viewFor('detail', caller(3, false), own)).toEqual(toOwnerView(own));
+    expect(viewFor('detail', caller(4, false), own)).toEqual(toPublicView(own));
+    expect(viewFor('detail', caller(1, true), own)).toEqual(toAdminView(own));
+    expect(viewFor('reviewer', caller(1, true), own)).toEqual(toAdminView(own));
+  });
+});

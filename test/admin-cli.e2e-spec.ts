@@ -1,0 +1,261 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SmtpSink } from './helpers/smtp-sink';
+import { createTestApp, TestApp, TEST_JWT_SECRET } from './helpers/test-app';
+import { bootApp, databaseUrlOf, SignedInUser, signUpAs } from './helpers/marketplace';
+
+const ROOT = join(__dirname, '..');
+
+// Each svc-admin run is a Node process that loads Nest and opens the database: about 2 s.
+jest.setTimeout(60_000);
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * svc-admin as a real process on the test app's database. It runs the TypeScript sources
+ * through a per-file transpile hook, so it needs no build and tests what is in src/.
+ */
+function svcAdmin(databaseUrl: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['-r', join(ROOT, 'test/helpers/ts-register.js'), join(ROOT, 'src/cli.ts'), ...args],
+      {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH,
+          DATABASE_URL: databaseUrl,
+          JWT_SECRET: TEST_JWT_SECRET,
+          COMMUNITY_PLUGIN_DIR: join(mkdtempSync(join(tmpdir(), 'svc-cli-')), 'plugins'),
+          ...env,
+        },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+const isAdminInDatabase = async (t: TestApp, email: string): Promise<boolean> => {
+  const [row] = (await t.dataSource.query('SELECT is_admin FROM users WHERE email = ?', [email])) as Array<{
+    is_admin: unknown;
+  }>;
+  return Boolean(Number(row.is_admin));
+};
+
+describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
+  const smtp = new SmtpSink();
+  beforeAll(() => smtp.start());
+  afterAll(() => smtp.stop());
+
+  describe('svc-admin promote | demote | list, as a process on the same database', () => {
+    let t: TestApp;
+    let url: string;
+    let alice: SignedInUser;
+    let bob: SignedInUser;
+
+    beforeAll(async () => {
+      t = await createTestApp({ smtp });
+      url = databaseUrlOf(t);
+      alice = await signUpAs(t, smtp, 'alice');
+      bob = await signUpAs(t, smtp, 'bob');
+    });
+    afterAll(() => t.close());
+
+    const isAdminOverHttp = async (user: SignedInUser) =>
+      (
+        (
+          await t
+            .http()
+            .get('/api/v1/community-plugins/me/')
+            .set('Authorization', `Bearer ${user.token}`)
+            .expect(200)
+        ).body as {
+          data: { is_admin: boolean };
+        }
+      ).data.is_admin;
+
+    it('lists no admins on a fresh install: there is no default admin', async () => {
+      expect(await svcAdmin(url, ['list'])).toEqual({ code: 0, stdout: '', stderr: 'No admins\n' });
+    });
+
+    it('promotes by email, case and surrounding spaces aside, and the running server sees it at once', async () => {
+      expect(await isAdminOverHttp(alice)).toBe(false);
+      expect(
+        (
+          await t
+            .http()
+            .get('/api/v1/community-plugins/?status=pending')
+            .set('Authorization', `Bearer ${alice.token}`)
+        ).status,
+      ).toBe(403);
+
+      expect(await svcAdmin(url, ['promote', ' Alice@Example.COM '])).toEqual({
+        code: 0,
+        stdout: 'Promoted Alice@Example.COM to admin\n',
+        stderr: '',
+      });
+      expect(await isAdminInDatabase(t, 'alice@example.com')).toBe(true);
+      expect(await isAdminOverHttp(alice)).toBe(true);
+      expect(
+        (
+          await t
+            .http()
+            .get('/api/v1/community-plugins/?status=pending')
+            .set('Authorization', `Bearer ${alice.token}`)
+        ).status,
+      ).toBe(200);
+
+      expect(await svcAdmin(url, ['promote', 'alice@example.com'])).toEqual({
+        code: 0,
+        stdout: 'alice@example.com is already an admin\n',
+        stderr: '',
+      });
+    });
+
+    it('lists one line per admin: id, email and name', async () => {
+      await svcAdmin(url, ['promote', bob.email]);
+      expect(await svcAdmin(url, ['list'])).toEqual({
+        code: 0,
+        stdout: `${alice.id}\talice@example.com\talice\n${bob.id}\tbob@example.com\tbob\n`,
+        stderr: '',
+      });
+    });
+
+    it('demotes, and the running server sees that at once too', async () => {
+      expect(await svcAdmin(url, ['demote', 'bob@example.com'])).toEqual({
+        code: 0,
+        stdout: 'Demoted bob@example.com\n',
+        stderr: '',
+      });
+      expect(await isAdminInDatabase(t, 'bob@example.com')).toBe(false);
+      expect(await isAdminOverHttp(bob)).toBe(false);
+      expect(await svcAdmin(url, ['demote', 'bob@example.com'])).toEqual({
+        code: 0,
+        stdout: 'bob@example.com is not an admin\n',
+        stderr: '',
+      });
+      expect((await svcAdmin(url, ['list'])).stdout).toBe(`${alice.id}\talice@example.com\talice\n`);
+    });
+
+    it('exits 1 with `No user found with email <EMAIL>` on stderr for an unknown email', async () => {
+      for (const command of ['promote', 'demote']) {
+        expect(await svcAdmin(url, [command, 'nobody@example.com'])).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: 'No user found with email nobody@example.com\n',
+        });
+      }
+    });
+
+    it('warns that a demoted email listed in SVC_ADMIN_EMAILS is promoted again at the next start', async () => {
+      const result = await svcAdmin(url, ['demote', 'alice@example.com'], {
+        SVC_ADMIN_EMAILS: 'other@example.com, ALICE@example.com ',
+      });
+      expect(result).toEqual({
+        code: 0,
+        stdout: 'Demoted alice@example.com\n',
+        stderr:
+          'Warning: alice@example.com is listed in SVC_ADMIN_EMAILS: a server started with that list still treats it ' +
+          'as an admin, and the next start promotes it again. Remove it from SVC_ADMIN_EMAILS to keep it demoted.\n',
+      });
+      expect(await isAdminInDatabase(t, 'alice@example.com')).toBe(false);
+      const unlisted = await svcAdmin(url, ['demote', 'bob@example.com'], {
+        SVC_ADMIN_EMAILS: 'other@example.com',
+      });
+      expect(unlisted.stderr).toBe('');
+    });
+
+    it('refuses a missing argument or an unknown command with exit status 1', async () => {
+      const missing = await svcAdmin(url, ['promote']);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain("missing required argument 'email'");
+      const unknown = await svcAdmin(url, ['crown', 'alice@example.com']);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toContain("unknown command 'crown'");
+    });
+
+    it('starts on the same schema upgrade as the server, though it loads no plugin module', async () => {
+      await t.dataSource.query('ALTER TABLE user_plugins DROP COLUMN sha256');
+      expect((await svcAdmin(url, ['list'])).code).toBe(0);
+      const runner = t.dataSource.createQueryRunner();
+      try {
+        expect((await runner.getTable('user_plugins'))?.findColumnByName('sha256')?.isNullable).toBe(true);
+      } finally {
+        await runner.release();
+      }
+    });
+
+    it('exits 1 naming the variable when the configuration is bad', async () => {
+      expect(await svcAdmin('postgres://nowhere/db', ['list'])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'Invalid environment: DATABASE_URL must be sqlite:<path> or mysql://user:pass@host:3306/db\n',
+      });
+    });
+  });
+
+  describe('SVC_ADMIN_EMAILS', () => {
+    it('makes existing users with a listed email admins at start-up, case-insensitive and trimmed', async () => {
+      const first = await createTestApp({ smtp });
+      const url = databaseUrlOf(first);
+      const dataDir = mkdtempSync(join(tmpdir(), 'svc-seed-'));
+      const carol = await signUpAs(first, smtp, 'carol');
+      await signUpAs(first, smtp, 'dave');
+      await signUpAs(first, smtp, 'erin');
+      expect(await isAdminInDatabase(first, carol.email)).toBe(false);
+      await first.close();
+
+      const second = await bootApp({
+        databaseUrl: url,
+        dataDir,
+        env: { SVC_ADMIN_EMAILS: ' CAROL@example.com ,, Dave@Example.com,ghost@example.com ' },
+      });
+      try {
+        expect(await isAdminInDatabase(second, 'carol@example.com')).toBe(true);
+        expect(await isAdminInDatabase(second, 'dave@example.com')).toBe(true);
+        expect(await isAdminInDatabase(second, 'erin@example.com')).toBe(false);
+        expect(
+          await second.dataSource.query('SELECT id FROM users WHERE email = ?', ['ghost@example.com']),
+        ).toEqual([]);
+      } finally {
+        await second.close();
+      }
+
+      // The flag is in the database: a start without the variable keeps these admins.
+      const third = await bootApp({ databaseUrl: url, dataDir });
+      try {
+        expect(await isAdminInDatabase(third, 'carol@example.com')).toBe(true);
+        expect(await isAdminInDatabase(third, 'erin@example.com')).toBe(false);
+      } finally {
+        await third.close();
+      }
+    });
+
+    it('makes a user who registers later with a listed email an admin from the start', async () => {
+      const t = await createTestApp({ smtp, env: { SVC_ADMIN_EMAILS: 'Later@Example.com' } });
+      try {
+        const later = await signUpAs(t, smtp, 'later');
+        const other = await signUpAs(t, smtp, 'other');
+        expect(await isAdminInDatabase(t, later.email)).toBe(true);
+        expect(await isAdminInDatabase(t, other.email)).toBe(false);
+        expect(await svcAdmin(databaseUrlOf(t), ['list'])).toEqual({
+          code: 0,
+          stdout: `${later.id}\tlater@example.com\tlater\n`,
+          stderr: '',
+        });
+      } finally {
+        await t.close();
+      }
+    });
+  });
+});

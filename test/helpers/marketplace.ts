@@ -1,0 +1,151 @@
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { AppModule } from '../../src/app.module';
+import { configureApp } from '../../src/bootstrap';
+import { Clock } from '../../src/common/clock';
+import { loadConfig } from '../../src/config/app-config';
+import type { AppConfig } from '../../src/config/app-config';
+import { activate, login, register, STRONG_PASSWORD } from './accounts';
+import type { TestUser } from './accounts';
+import { FakeClock } from './fake-clock';
+import type { SmtpSink } from './smtp-sink';
+import { TEST_JWT_SECRET } from './test-app';
+import type { TestApp } from './test-app';
+
+export const FIXTURES = join(__dirname, '../fixtures/marketplace');
+export const BENIGN_SOURCE = readFileSync(join(FIXTURES, 'title_finder.py'));
+export const HOSTILE_SOURCE = readFileSync(join(FIXTURES, 'shell_runner.py'));
+
+/** A benign plugin with its own text, so each upload has its own hash. */
+export function benignPlugin(description = 'Reports page titles'): Buffer {
+  return Buffer.from(
+    `DESCRIPTION = ${JSON.stringify(description)}\n\n\ndef run(PluginInfo):\n    return []\n`,
+  );
+}
+
+/** A benign plugin padded with a comment to exactly `size` bytes. */
+export function benignPluginOfSize(size: number): Buffer {
+  const head = benignPlugin('Padded');
+  const padding = size - head.length - 3;
+  if (padding < 0) throw new Error(`a plugin cannot be as small as ${size} bytes`);
+  return Buffer.concat([head, Buffer.from(`#${'x'.repeat(padding)}\n\n`)]).subarray(0, size);
+}
+
+export interface SignedInUser extends TestUser {
+  id: number;
+  token: string;
+}
+
+/** Registered, activated and logged in under the given name and email (admins need a known email). */
+export async function signUpAs(t: TestApp, smtp: SmtpSink, username: string): Promise<SignedInUser> {
+  const user: TestUser = { username, email: `${username}@example.com`, password: STRONG_PASSWORD };
+  await register(t, user);
+  await activate(t, smtp, user);
+  const token = await login(t, user);
+  const me = await t
+    .http()
+    .get('/api/v1/community-plugins/me/')
+    .set('Authorization', `Bearer ${token}`)
+    .expect(200);
+  return { ...user, token, id: (me.body as { data: { id: number } }).data.id };
+}
+
+export interface UploadOptions {
+  fields?: Record<string, string>;
+  file?: Buffer;
+  filename?: string;
+  /** Parts after the file instead of before it. */
+  fieldsLast?: boolean;
+}
+
+export const validFields = (name: string): Record<string, string> => ({
+  name,
+  description: `The ${name} plugin`,
+  group: 'web',
+  type: 'passive',
+  author: 'Alice Example',
+});
+
+export function upload(t: TestApp, token: string, options: UploadOptions = {}) {
+  const {
+    fields = validFields('Title finder'),
+    file = BENIGN_SOURCE,
+    filename = 'title_finder.py',
+  } = options;
+  let call = t.http().post('/api/v1/community-plugins/upload').set('Authorization', `Bearer ${token}`);
+  const addFields = () => {
+    for (const [key, value] of Object.entries(fields)) call = call.field(key, value);
+  };
+  if (!options.fieldsLast) addFields();
+  call = call.attach('plugin_file', file, { filename, contentType: 'text/x-python' });
+  if (options.fieldsLast) addFields();
+  return call;
+}
+
+/** What a failed upload must not leave behind: rows, or files (temporary ones included). */
+export async function pluginState(t: TestApp): Promise<{ rows: number; files: string[] }> {
+  const [row] = (await t.dataSource.query('SELECT COUNT(*) AS count FROM user_plugins')) as Array<{
+    count: unknown;
+  }>;
+  let files: string[] = [];
+  try {
+    files = readdirSync(t.config.communityPluginDir).sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  return { rows: Number(row.count), files };
+}
+
+/**
+ * The real app on an existing database, not emptied first: for the tests that start the
+ * app more than once on the same data (start-up seeding, the schema upgrade).
+ */
+export async function bootApp(options: {
+  databaseUrl: string;
+  dataDir: string;
+  env?: Record<string, string | undefined>;
+  logger?: Array<'log' | 'error' | 'warn'>;
+}): Promise<TestApp> {
+  const config: AppConfig = loadConfig(
+    {
+      DATABASE_URL: options.databaseUrl,
+      JWT_SECRET: TEST_JWT_SECRET,
+      BCRYPT_COST: '4',
+      RATE_LIMIT: 'off',
+      COMMUNITY_PLUGIN_DIR: join(options.dataDir, 'community-plugins'),
+      ...options.env,
+    },
+    options.dataDir,
+  );
+  const clock = new FakeClock();
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] })
+    .overrideProvider(Clock)
+    .useValue(clock)
+    .compile();
+  const app: INestApplication = moduleRef.createNestApplication({
+    bodyParser: false,
+    logger: options.logger ?? ['error'],
+  });
+  configureApp(app);
+  await app.init();
+  return {
+    app,
+    config,
+    clock,
+    dataSource: app.get(DataSource),
+    http: () => request(app.getHttpServer()),
+    close: () => app.close(),
+  };
+}
+
+/** The URL a test app's database can be reached at again, by another app or process. */
+export function databaseUrlOf(t: TestApp): string {
+  const database = t.config.database;
+  if (database.type === 'sqlite') return `sqlite:${database.path}`;
+  const auth = `${encodeURIComponent(database.username)}${database.password ? `:${encodeURIComponent(database.password)}` : ''}`;
+  return `mysql://${auth}@${database.host}:${database.port}/${database.database}`;
+}
