@@ -61,8 +61,9 @@ export class TokenService {
     return token;
   }
 
-  async findOwner(tokenHash: string): Promise<TokenOwner | null> {
-    const row = await this.tokens
+  /** One indexed lookup: the unique token_hash, then the user by primary key. */
+  ownerQuery(tokenHash: string) {
+    return this.tokens
       .createQueryBuilder('token')
       .innerJoin('token.user', 'user')
       .select('token.user_id', 'userId')
@@ -70,8 +71,17 @@ export class TokenService {
       .addSelect('user.email', 'email')
       .addSelect('user.is_active', 'isActive')
       .addSelect('user.is_admin', 'isAdmin')
-      .where('token.token_hash = :tokenHash', { tokenHash })
-      .getRawOne<{ userId: number; name: string; email: string; isActive: unknown; isAdmin: unknown }>();
+      .where('token.token_hash = :tokenHash', { tokenHash });
+  }
+
+  async findOwner(tokenHash: string): Promise<TokenOwner | null> {
+    const row = await this.ownerQuery(tokenHash).getRawOne<{
+      userId: number;
+      name: string;
+      email: string;
+      isActive: unknown;
+      isAdmin: unknown;
+    }>();
     if (!row) return null;
     return {
       userId: Number(row.userId),

@@ -1,0 +1,81 @@
+import type { Logger as TypeOrmLogger } from 'typeorm';
+import { hashToken } from '../src/auth/bearer-token';
+import { TokenService } from '../src/auth/token.service';
+import { signUp } from './helpers/accounts';
+import { SmtpSink } from './helpers/smtp-sink';
+import { createTestApp, TestApp } from './helpers/test-app';
+
+/** The authenticated hot path: verify the JWT, find its record, load the user. */
+describe('authentication cost', () => {
+  const smtp = new SmtpSink();
+  let t: TestApp;
+  let token: string;
+
+  beforeAll(async () => {
+    await smtp.start();
+    t = await createTestApp({ smtp });
+    token = (await signUp(t, smtp, 'hot')).token;
+  });
+  afterAll(async () => {
+    await t.close();
+    await smtp.stop();
+  });
+
+  it('costs one SQL query per request', async () => {
+    const queries: string[] = [];
+    const original = t.dataSource.logger;
+    const counting: TypeOrmLogger = {
+      logQuery: (query) => void queries.push(query),
+      logQueryError: () => undefined,
+      logQuerySlow: () => undefined,
+      logSchemaBuild: () => undefined,
+      logMigration: () => undefined,
+      log: () => undefined,
+    };
+    Object.assign(t.dataSource, { logger: counting });
+    try {
+      // `me/` reads nothing beyond what the guard loaded, so every query is the guard's.
+      const response = await t
+        .http()
+        .get('/api/v1/community-plugins/me/')
+        .set('Authorization', `Bearer ${token}`);
+      expect(response.status).toBe(200);
+    } finally {
+      Object.assign(t.dataSource, { logger: original });
+    }
+    expect(queries).toHaveLength(1);
+    expect(queries[0]).toMatch(/user_login_tokens/);
+  });
+
+  it('uses the unique token index and the users primary key', async () => {
+    const [sql, parameters] = t.app.get(TokenService).ownerQuery(hashToken(token)).getQueryAndParameters();
+    if (t.config.database.type === 'mysql') {
+      const plan = (await t.dataSource.query(`EXPLAIN ${sql}`, parameters)) as Array<{
+        table: string;
+        type: string;
+        key: string | null;
+        rows: number | string;
+      }>;
+      expect(plan).toHaveLength(2);
+      for (const step of plan) {
+        expect([step.table, ['const', 'eq_ref'].includes(step.type), step.key]).toEqual([
+          step.table,
+          true,
+          expect.any(String),
+        ]);
+        expect(Number(step.rows)).toBe(1);
+      }
+    } else {
+      const plan = (await t.dataSource.query(`EXPLAIN QUERY PLAN ${sql}`, parameters)) as Array<{
+        detail: string;
+      }>;
+      const details = plan.map((step) => step.detail);
+      expect(details).toHaveLength(2);
+      expect(
+        details.every(
+          (detail) => /^SEARCH /.test(detail) && /USING (INTEGER PRIMARY KEY|INDEX)/.test(detail),
+        ),
+      ).toBe(true);
+    }
+  });
+});
