@@ -4,11 +4,17 @@ import { AccountModule } from './account/account.module';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { CommonModule } from './common/common.module';
+import { CommunityPluginsModule } from './community-plugins/community-plugins.module';
+import { ConfigurationModule } from './configuration/configuration.module';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
+import { LoggingModule } from './logging/logging.module';
 import { MailModule } from './mail/mail.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { SessionsModule } from './sessions/sessions.module';
+import { TargetsModule } from './targets/targets.module';
 
 @Module({})
 export class AppModule {
@@ -17,12 +23,18 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        LoggingModule,
         CommonModule,
         DatabaseModule,
         MailModule,
         RateLimitModule,
         AccountModule,
         AuthModule,
+        ConfigurationModule,
+        TargetsModule,
+        SessionsModule,
+        CommunityPluginsModule,
+        HealthModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
     };

@@ -1,0 +1,26 @@
+import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { MultipartFieldsMiddleware } from '../common/multipart-fields.middleware';
+import { ConfigurationItem } from './configuration-item.entity';
+import { ConfigurationController } from './configuration.controller';
+import { ConfigurationService } from './configuration.service';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([ConfigurationItem])],
+  controllers: [ConfigurationController],
+  providers: [ConfigurationService],
+  exports: [ConfigurationService],
+})
+export class ConfigurationModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    // Request arguments may come as multipart form fields too, as on the account endpoints.
+    // Named by path and method: with the controller's catch-all 405 route, forRoutes(controller)
+    // would run the parser twice on one request.
+    consumer
+      .apply(MultipartFieldsMiddleware)
+      .forRoutes(
+        { path: 'configuration', method: RequestMethod.GET },
+        { path: 'configuration', method: RequestMethod.PATCH },
+      );
+  }
+}

@@ -1,0 +1,93 @@
+import { HttpStatus, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { DataSource, Repository } from 'typeorm';
+import { ApiError } from '../common/api-error';
+import { configurationDefaults, DefaultItem } from './configuration-defaults';
+import { ConfigurationItem } from './configuration-item.entity';
+import {
+  ConfigurationFilter,
+  ConfigurationItemView,
+  groupBySection,
+  RequestedChanges,
+  valueProblem,
+} from './configuration-rules';
+
+export const INCORRECT_PARAMETERS = 'Incorrect query parameters';
+
+@Injectable()
+export class ConfigurationService implements OnApplicationBootstrap {
+  private readonly logger = new Logger('Configuration');
+
+  constructor(
+    @InjectRepository(ConfigurationItem) private readonly items: Repository<ConfigurationItem>,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const added = await this.seed();
+    if (added > 0) this.logger.log(`Seeded ${added} configuration item(s)`);
+  }
+
+  /**
+   * Adds the default items whose key is missing; an existing row is never touched, so a
+   * value someone changed survives every restart. Returns how many were added.
+   */
+  async seed(defaults: DefaultItem[] = configurationDefaults()): Promise<number> {
+    const existing = new Set((await this.items.find({ select: { key: true } })).map((item) => item.key));
+    const missing = defaults.filter((item) => !existing.has(item.key));
+    if (missing.length === 0) return 0;
+    // Replicas that boot together may race here; the unique key makes the loser skip the row.
+    await this.items
+      .createQueryBuilder()
+      .insert()
+      .into(ConfigurationItem)
+      .values(missing.map((item) => ({ ...item, dirty: false })))
+      .orIgnore()
+      .execute();
+    return missing.length;
+  }
+
+  async list(filter: ConfigurationFilter): Promise<Record<string, ConfigurationItemView[]>> {
+    // A few dozen rows: filtering here compares exactly on every database.
+    return groupBySection((await this.items.find()).map(toView), filter);
+  }
+
+  /**
+   * Sets every requested key to its value and marks it dirty, all or nothing: one unknown
+   * key or unusable value and no row changes.
+   */
+  async update({ changes, notText }: RequestedChanges): Promise<void> {
+    if (changes.length === 0 && notText.length === 0) {
+      throw new ApiError(HttpStatus.BAD_REQUEST, INCORRECT_PARAMETERS);
+    }
+    await this.dataSource.transaction(async (manager) => {
+      const known = new Map((await manager.find(ConfigurationItem)).map((item) => [item.key, item]));
+      const requestedKeys = [...changes.map(([key]) => key), ...notText];
+      if (requestedKeys.some((key) => !known.has(key))) {
+        throw new ApiError(HttpStatus.UNPROCESSABLE_ENTITY, 'Invalid configuration item specified');
+      }
+      const problems: Record<string, string> = {};
+      for (const key of notText) problems[key] = 'must be a text value';
+      for (const [key, value] of changes) {
+        const problem = valueProblem(value);
+        if (problem) problems[key] = problem;
+      }
+      if (Object.keys(problems).length > 0) {
+        throw new ApiError(HttpStatus.BAD_REQUEST, INCORRECT_PARAMETERS, problems);
+      }
+      for (const [key, value] of changes) {
+        await manager.update(ConfigurationItem, { id: known.get(key)!.id }, { value, dirty: true });
+      }
+    });
+  }
+}
+
+function toView(item: ConfigurationItem): ConfigurationItemView {
+  return {
+    dirty: item.dirty,
+    key: item.key,
+    descrip: item.descrip,
+    section: item.section,
+    value: item.value,
+  };
+}
