@@ -1,4 +1,5 @@
 import type { Point } from 'web-tree-sitter';
+import { MAX_REPORTED_VIOLATIONS, Rule } from './rules';
 import type { Violation } from './types';
 
 interface Finding {
@@ -15,54 +16,81 @@ export class Findings {
 
   constructor(private readonly text: string) {}
 
-  get count(): number {
-    return this.findings.length;
+  has(rule: string): boolean {
+    return this.findings.some((finding) => finding.rule === rule);
   }
 
   add(rule: string, message: string, position: Point): void {
     this.findings.push({ rule, message, row: position.row, utf16Column: position.column });
   }
 
+  /** Sorted, one per rule and position, at most MAX_REPORTED_VIOLATIONS plus a note. */
   toViolations(): Violation[] {
-    const lineStarts = this.findings.length > 0 ? lineStartOffsets(this.text) : [];
-    const unique = new Map<string, Violation>();
-    for (const finding of this.findings) {
-      const violation: Violation = {
+    const sorted = [...this.findings].sort(
+      (a, b) => a.row - b.row || a.utf16Column - b.utf16Column || a.rule.localeCompare(b.rule),
+    );
+    const columns = new CodePointColumns(this.text);
+    const violations: Violation[] = [];
+    let previous: Finding | undefined;
+    for (const finding of sorted) {
+      // A name with several possible meanings may trip the same rule more than once.
+      const duplicate =
+        previous !== undefined &&
+        previous.row === finding.row &&
+        previous.utf16Column === finding.utf16Column &&
+        previous.rule === finding.rule;
+      previous = finding;
+      if (duplicate) continue;
+      if (violations.length === MAX_REPORTED_VIOLATIONS) {
+        violations.push({
+          rule: Rule.tooLarge,
+          message: `More than ${MAX_REPORTED_VIOLATIONS} violations; the rest are not listed`,
+          line: finding.row + 1,
+          column: columns.at(finding.row, finding.utf16Column) + 1,
+        });
+        break;
+      }
+      violations.push({
         rule: finding.rule,
         message: finding.message,
         line: finding.row + 1,
-        column: this.codePointColumn(lineStarts, finding.row, finding.utf16Column) + 1,
-      };
-      const key = `${violation.line}:${violation.column}:${violation.rule}:${violation.message}`;
-      if (!unique.has(key)) unique.set(key, violation);
+        column: columns.at(finding.row, finding.utf16Column) + 1,
+      });
     }
-    return sortViolations([...unique.values()]);
-  }
-
-  /** Editors count characters, not UTF-16 units: `é😀x` puts x in column 3, not 4. */
-  private codePointColumn(lineStarts: number[], row: number, utf16Column: number): number {
-    const lineStart = lineStarts[row];
-    if (lineStart === undefined) return utf16Column;
-    const prefix = this.text.slice(lineStart, lineStart + utf16Column);
-    let surrogatePairs = 0;
-    for (let index = 0; index < prefix.length; index++) {
-      const unit = prefix.charCodeAt(index);
-      if (unit >= 0xd800 && unit <= 0xdbff) surrogatePairs++;
-    }
-    return utf16Column - surrogatePairs;
+    return violations;
   }
 }
 
-export function sortViolations(violations: Violation[]): Violation[] {
-  return violations.sort(
-    (a, b) => a.line - b.line || a.column - b.column || a.rule.localeCompare(b.rule),
-  );
-}
+/**
+ * Converts tree-sitter's UTF-16 columns to code points (what editors show: in `é😀x`, x is in
+ * column 3, not 4). Queries must come in document order; each line is scanned once in total,
+ * so a million findings on one huge line stay linear.
+ */
+class CodePointColumns {
+  private readonly hasSurrogates: boolean;
+  private lineStart = 0;
+  private row = 0;
+  private scanned = 0;
+  private surrogatePairs = 0;
 
-function lineStartOffsets(text: string): number[] {
-  const starts = [0];
-  for (let index = text.indexOf('\n'); index >= 0; index = text.indexOf('\n', index + 1)) {
-    starts.push(index + 1);
+  constructor(private readonly text: string) {
+    this.hasSurrogates = /[\uD800-\uDBFF]/.test(text);
   }
-  return starts;
+
+  at(row: number, utf16Column: number): number {
+    if (!this.hasSurrogates) return utf16Column;
+    while (this.row < row) {
+      const newline = this.text.indexOf('\n', this.lineStart);
+      if (newline < 0) break;
+      this.lineStart = newline + 1;
+      this.row++;
+      this.scanned = 0;
+      this.surrogatePairs = 0;
+    }
+    for (; this.scanned < utf16Column; this.scanned++) {
+      const unit = this.text.charCodeAt(this.lineStart + this.scanned);
+      if (unit >= 0xd800 && unit <= 0xdbff) this.surrogatePairs++;
+    }
+    return utf16Column - this.surrogatePairs;
+  }
 }

@@ -57,7 +57,21 @@ export const FORBIDDEN_MODULES: readonly string[] = [
   'termios',
   'tty',
   'fcntl',
-  // Beyond the required list: these also start processes or load native code.
+  // Beyond the required list: these also start processes, load native code, or import and
+  // call objects named by a string (`logging.config.dictConfig({'()': 'os.system'})`).
+  'logging.config',
+  'unittest',
+  'site',
+  'distutils',
+  'setuptools',
+  'pip',
+  'ensurepip',
+  'venv',
+  'tkinter',
+  '_tkinter',
+  'pipes',
+  '_multiprocessing',
+  'idlelib',
   'pydoc',
   'webbrowser',
   '_winapi',
@@ -74,3 +88,33 @@ export function isForbiddenModule(dottedName: string): boolean {
     (forbidden) => dottedName === forbidden || dottedName.startsWith(`${forbidden}.`),
   );
 }
+
+/**
+ * Attribute names that hand out a forbidden module: many stdlib modules keep the ones they use
+ * as attributes (`pathlib.os`, `tempfile._os`), so `pathlib.os.system('id')` needs no import.
+ */
+export const MODULE_REACHING_NAMES: ReadonlySet<string> = new Set(
+  [
+    'os',
+    'sys',
+    'subprocess',
+    'posix',
+    'nt',
+    'builtins',
+    'importlib',
+    'imp',
+    'ctypes',
+    'pty',
+    'shutil',
+    'pickle',
+    'marshal',
+    'multiprocessing',
+    'posixsubprocess',
+    'thread',
+    'runpy',
+    'pdb',
+    'inspect',
+    'socket',
+    'gc',
+  ].flatMap((name) => [name, `_${name}`]),
+);

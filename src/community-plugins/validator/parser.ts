@@ -1,5 +1,7 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Language, Parser, type Tree } from 'web-tree-sitter';
+import { AnalysisTimeoutError, type Deadline } from './deadline';
 
 let parserPromise: Promise<Parser> | undefined;
 
@@ -17,7 +19,9 @@ export function getPythonParser(): Promise<Parser> {
 
 async function createPythonParser(): Promise<Parser> {
   await Parser.init();
-  const language = await Language.load(pythonGrammarPath());
+  // Pass bytes, not a path: given a path, web-tree-sitter does a dynamic import('fs/promises'),
+  // which Jest's CommonJS runtime refuses.
+  const language = await Language.load(await readFile(pythonGrammarPath()));
   const parser = new Parser();
   parser.setLanguage(language);
   return parser;
@@ -33,9 +37,18 @@ function pythonGrammarPath(): string {
  * Parses and hands the tree to `use`, always freeing the tree's wasm memory afterwards.
  * Parsing is synchronous, so sharing one parser between concurrent validations is safe.
  */
-export function withSyntaxTree<T>(parser: Parser, text: string, use: (tree: Tree) => T): T {
-  const tree = parser.parse(text);
-  if (!tree) throw new Error('tree-sitter returned no tree');
+export function withSyntaxTree<T>(
+  parser: Parser,
+  text: string,
+  deadline: Deadline,
+  use: (tree: Tree) => T,
+): T {
+  const tree = parser.parse(text, null, { progressCallback: () => deadline.hasPassed() });
+  if (!tree) {
+    // A cancelled parse would otherwise resume on the next call, with the next plugin's text.
+    parser.reset();
+    throw new AnalysisTimeoutError(deadline.budgetMs);
+  }
   try {
     return use(tree);
   } finally {

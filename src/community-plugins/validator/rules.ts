@@ -20,9 +20,17 @@ export const Rule = {
 
 export type RuleId = (typeof Rule)[keyof typeof Rule];
 
-export const MAX_SOURCE_BYTES = 2 * 1024 * 1024;
+/** 20,000 lines of 50 bytes; far above any real plugin, and it bounds the work per upload. */
+export const MAX_SOURCE_BYTES = 1024 * 1024;
 export const MAX_SOURCE_LINES = 20_000;
 export const MAX_NESTING_DEPTH = 100;
+/** Keeps the answer to a hostile upload small; the plugin is rejected either way. */
+export const MAX_REPORTED_VIOLATIONS = 1_000;
+/**
+ * Time for parsing and all rules together. A 200 KB plugin needs about 50 ms; crafted 1 MB
+ * inputs reach seconds, and are rejected here instead.
+ */
+export const ANALYSIS_BUDGET_MS = 3_000;
 
 /** Builtins that evaluate code, reach interpreter state or read stdin. */
 export const FORBIDDEN_BUILTIN_NAMES: ReadonlySet<string> = new Set([
@@ -47,11 +55,7 @@ export const FORBIDDEN_BUILTIN_NAMES: ReadonlySet<string> = new Set([
  * Forbidden builtin names that are also ordinary method names (`re.compile`, `parser.input`):
  * as attributes they are only rejected on the builtins module itself.
  */
-export const BUILTIN_NAMES_ALLOWED_AS_ATTRIBUTES: ReadonlySet<string> = new Set([
-  'compile',
-  'input',
-  'help',
-]);
+export const BUILTIN_NAMES_ALLOWED_AS_ATTRIBUTES: ReadonlySet<string> = new Set(['compile', 'input', 'help']);
 
 /** Dunder names a plugin may read as plain names (`if __name__ == '__main__':`). */
 export const ALLOWED_PLAIN_DUNDER_NAMES: ReadonlySet<string> = new Set(['__name__', '__doc__']);
@@ -97,6 +101,38 @@ export const DANGEROUS_ATTRIBUTE_NAMES: ReadonlySet<string> = new Set([
   'co_code',
   'func_globals',
   'func_code',
+  // Process creation, under whatever module object it was reached through.
+  'popen',
+  'Popen',
+  'fork',
+  'forkpty',
+  'posix_spawn',
+  'posix_spawnp',
+  'spawnl',
+  'spawnle',
+  'spawnlp',
+  'spawnlpe',
+  'spawnv',
+  'spawnve',
+  'spawnvp',
+  'spawnvpe',
+  'execl',
+  'execle',
+  'execlp',
+  'execlpe',
+  'execv',
+  'execve',
+  'execvp',
+  'execvpe',
+  'startfile',
+  'check_output',
+  'check_call',
+  'getoutput',
+  'getstatusoutput',
+  // sqlite3 loads native code; string.Formatter().get_field walks attributes like getattr.
+  'load_extension',
+  'enable_load_extension',
+  'get_field',
 ]);
 
 export const DANGEROUS_ATTRIBUTE_PREFIXES: readonly string[] = ['create_subprocess'];
@@ -129,6 +165,28 @@ export const OPEN_LIKE_QUALIFIED_NAMES: ReadonlySet<string> = new Set([
   'io.open',
   '_io.open',
   'codecs.open',
+]);
+
+/**
+ * Modules whose rules are checked on `module.attribute` spellings. Used as a plain value
+ * (`y = yaml`, `[io][0].open`) they would slip past those rules, so that is rejected too,
+ * under the rule the module matters for.
+ */
+export const MODULES_USABLE_ONLY_BY_ATTRIBUTE: ReadonlyMap<string, RuleId> = new Map<string, RuleId>([
+  ['yaml', Rule.unsafeYamlLoad],
+  ['io', Rule.openWrite],
+  ['_io', Rule.openWrite],
+  ['codecs', Rule.openWrite],
+  ['base64', Rule.decodedCall],
+  ['binascii', Rule.decodedCall],
+  ['zlib', Rule.decodedCall],
+  ['bz2', Rule.decodedCall],
+  ['lzma', Rule.decodedCall],
+  ['gzip', Rule.decodedCall],
+  ['quopri', Rule.decodedCall],
+  ['operator', Rule.dangerousAttribute],
+  ['types', Rule.dangerousAttribute],
+  ['asyncio', Rule.dangerousAttribute],
 ]);
 
 export const READ_ONLY_OPEN_MODES: ReadonlySet<string> = new Set(['r', 'rb', 'rt']);

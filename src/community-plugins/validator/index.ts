@@ -1,0 +1,3 @@
+export { validate } from './validator';
+export type { ValidationResult, Violation } from './types';
+export { Rule, type RuleId } from './rules';

@@ -1,0 +1,346 @@
+import type { Node } from 'web-tree-sitter';
+import type { Findings } from './findings';
+import { FORBIDDEN_MODULES, isForbiddenModule, MODULE_REACHING_NAMES } from './forbidden-modules';
+import {
+  findCallArgument,
+  type ImportBindings,
+  identifierName,
+  nameCandidates,
+  resolveQualifiedNames,
+  simpleStrLiteralValue,
+} from './python-syntax';
+import {
+  ALLOWED_DUNDER_METHODS,
+  ALLOWED_PLAIN_DUNDER_NAMES,
+  BUILTIN_NAMES_ALLOWED_AS_ATTRIBUTES,
+  DANGEROUS_ATTRIBUTE_NAMES,
+  DANGEROUS_ATTRIBUTE_PREFIXES,
+  DANGEROUS_QUALIFIED_NAMES,
+  FILE_WRITING_METHODS,
+  FORBIDDEN_BUILTIN_NAMES,
+  isDecoderFunction,
+  isDunder,
+  MODULES_USABLE_ONLY_BY_ATTRIBUTE,
+  OPEN_LIKE_QUALIFIED_NAMES,
+  READ_ONLY_OPEN_MODES,
+  Rule,
+  YAML_ALWAYS_UNSAFE_LOADERS,
+  YAML_LOADERS_NEEDING_SAFE_LOADER,
+  YAML_SAFE_LOADER_CLASSES,
+} from './rules';
+import type { SyntaxContext } from './syntax-context';
+
+/** Attribute names whose rule depends on what they are called on. */
+const CONTEXT_DEPENDENT_ATTRIBUTE_NAMES: ReadonlySet<string> = new Set([
+  'open',
+  'modules',
+  ...FILE_WRITING_METHODS,
+  ...YAML_ALWAYS_UNSAFE_LOADERS,
+  ...YAML_LOADERS_NEEDING_SAFE_LOADER,
+]);
+
+const BUILTIN_MODULES: ReadonlySet<string> = new Set(['builtins', '__builtin__']);
+
+/** Last parts of forbidden dotted modules (`config` of logging.config): watched as attributes. */
+const FORBIDDEN_MODULE_TAILS: ReadonlySet<string> = new Set(
+  FORBIDDEN_MODULES.filter((module) => module.includes('.')).map((module) =>
+    module.slice(module.lastIndexOf('.') + 1),
+  ),
+);
+
+/** Nodes that pass an argument through to a call: `f(k=x)`, `f(*x)`, `f(**x)`. */
+const ARGUMENT_WRAPPERS: ReadonlySet<string> = new Set([
+  'keyword_argument',
+  'list_splat',
+  'dictionary_splat',
+  'parenthesized_list_splat',
+]);
+
+/**
+ * Rules about names: forbidden builtins, dunders, dangerous attributes, open(), yaml and
+ * decoded payloads. Runs on identifiers found by the walk; resolves aliases through imports.
+ */
+export class NameRules {
+  /** Local names bound by imports to something a rule cares about (`from io import open`). */
+  private readonly watchedBindings = new Set<string>();
+  /** Everything imports bind, to tell `logging.config` (a module) from `settings.config`. */
+  private readonly importedNames: ReadonlySet<string>;
+
+  constructor(
+    private readonly source: string,
+    private readonly findings: Findings,
+    private readonly bindings: ImportBindings,
+  ) {
+    this.importedNames = new Set([...bindings.values()].flat());
+    for (const [localName, qualifiedNames] of bindings) {
+      const watched = qualifiedNames.some(
+        (qualifiedName) =>
+          isWatchedQualifiedName(qualifiedName) || MODULES_USABLE_ONLY_BY_ATTRIBUTE.has(qualifiedName),
+      );
+      if (watched) this.watchedBindings.add(localName);
+    }
+  }
+
+  /** Cheap filter for every identifier in the file: only a few need their context read. */
+  isWatched(name: string): boolean {
+    return (
+      isDunder(name) ||
+      FORBIDDEN_BUILTIN_NAMES.has(name) ||
+      isDangerousAttributeName(name) ||
+      CONTEXT_DEPENDENT_ATTRIBUTE_NAMES.has(name) ||
+      looksLikeDecoderName(name) ||
+      MODULES_USABLE_ONLY_BY_ATTRIBUTE.has(name) ||
+      MODULE_REACHING_NAMES.has(name) ||
+      FORBIDDEN_MODULE_TAILS.has(name) ||
+      this.watchedBindings.has(name)
+    );
+  }
+
+  /** `from operator import attrgetter` is rejected where it is imported, not only where used. */
+  checkImportedName(qualifiedName: string, node: Node): void {
+    if (isDangerousQualifiedName(qualifiedName)) {
+      this.findings.add(
+        Rule.dangerousAttribute,
+        `Use of dangerous name '${qualifiedName}'`,
+        node.startPosition,
+      );
+    }
+  }
+
+  checkIdentifier(context: SyntaxContext, name: string): void {
+    const parentType = context.type(1);
+    if (parentType === 'attribute' && context.fieldName(0) === 'attribute') {
+      this.checkAttributeName(context, name);
+    } else if (parentType === 'keyword_argument' && context.fieldName(0) === 'name') {
+      // `f(input=1)` names a parameter; it does not reference the builtin.
+      if (isDunder(name)) this.reportDunder(context, name);
+    } else {
+      this.checkNameReference(context, name);
+    }
+  }
+
+  private checkNameReference(context: SyntaxContext, name: string): void {
+    if (FORBIDDEN_BUILTIN_NAMES.has(name)) {
+      this.report(context, Rule.forbiddenName, `Use of forbidden name '${name}'`);
+      return;
+    }
+    if (isDunder(name)) {
+      const allowed =
+        ALLOWED_PLAIN_DUNDER_NAMES.has(name) ||
+        (ALLOWED_DUNDER_METHODS.has(name) && isMethodDefinitionName(context));
+      if (!allowed) this.reportDunder(context, name);
+      return;
+    }
+    const isAttributeObject = context.type(1) === 'attribute' && context.fieldName(0) === 'object';
+    for (const qualifiedName of nameCandidates(name, this.bindings)) {
+      const rule = MODULES_USABLE_ONLY_BY_ATTRIBUTE.get(qualifiedName);
+      if (rule !== undefined && !isAttributeObject) {
+        this.report(context, rule, `Module '${qualifiedName}' may only be used as ${qualifiedName}.<name>`);
+      }
+      this.checkQualifiedUse(context, 0, qualifiedName);
+    }
+  }
+
+  /** `name` is the attribute part of the `attribute` node one level up. */
+  private checkAttributeName(context: SyntaxContext, name: string): void {
+    const attribute = context.node(1);
+    const object = attribute?.childForFieldName('object') ?? null;
+    if (FORBIDDEN_BUILTIN_NAMES.has(name) && !BUILTIN_NAMES_ALLOWED_AS_ATTRIBUTES.has(name)) {
+      this.report(context, Rule.forbiddenName, `Use of forbidden name '${name}'`);
+      return;
+    }
+    if (isDunder(name)) {
+      const allowed =
+        ALLOWED_DUNDER_METHODS.has(name) &&
+        object !== null &&
+        this.isSelfOrSuper(object) &&
+        context.callLevelOf(1) >= 0;
+      if (!allowed) this.reportDunder(context, name);
+      return;
+    }
+    if (isDangerousAttributeName(name)) {
+      this.report(context, Rule.dangerousAttribute, `Use of dangerous attribute '${name}'`);
+      return;
+    }
+    if (MODULE_REACHING_NAMES.has(name)) {
+      this.report(context, Rule.dangerousAttribute, `Attribute '${name}' reaches a forbidden module`);
+      return;
+    }
+    if (FILE_WRITING_METHODS.has(name)) {
+      this.report(context, Rule.openWrite, `Writing files with .${name}() is not allowed`);
+      return;
+    }
+    const objectNames = object ? resolveQualifiedNames(this.source, object, this.bindings) : [];
+    if (BUILTIN_NAMES_ALLOWED_AS_ATTRIBUTES.has(name)) {
+      if (objectNames.some((objectName) => BUILTIN_MODULES.has(objectName))) {
+        this.report(context, Rule.forbiddenName, `Use of forbidden name '${name}'`);
+      }
+      return;
+    }
+    for (const objectName of objectNames) {
+      const qualifiedName = `${objectName}.${name}`;
+      if (isForbiddenModule(qualifiedName) && this.isImportedModulePath(objectName)) {
+        // `import logging` then `logging.config`: the submodule, reached without importing it.
+        this.report(context, Rule.forbiddenImport, `Use of forbidden module '${qualifiedName}'`);
+      }
+      this.checkQualifiedUse(context, 1, qualifiedName);
+    }
+  }
+
+  /** The expression `level` steps up refers to `qualifiedName`. */
+  private checkQualifiedUse(context: SyntaxContext, level: number, qualifiedName: string): void {
+    if (isDangerousQualifiedName(qualifiedName)) {
+      this.report(context, Rule.dangerousAttribute, `Use of dangerous name '${qualifiedName}'`);
+    } else if (qualifiedName.startsWith('yaml.')) {
+      this.checkYamlUse(context, level, qualifiedName);
+    } else if (isDecoderFunction(qualifiedName)) {
+      const callLevel = context.callLevelOf(level);
+      if (callLevel < 0) {
+        // `d = base64.b64decode` would let `f(d(s))` through.
+        this.report(context, Rule.decodedCall, `${qualifiedName} may only be called directly`);
+      } else if (flowsIntoCall(context, callLevel)) {
+        this.report(
+          context,
+          Rule.decodedCall,
+          `The result of ${qualifiedName}() must not be passed straight to a call`,
+        );
+      }
+    } else if (OPEN_LIKE_QUALIFIED_NAMES.has(qualifiedName)) {
+      this.checkOpenUse(context, level, qualifiedName);
+    }
+  }
+
+  private checkYamlUse(context: SyntaxContext, level: number, qualifiedName: string): void {
+    const loader = qualifiedName.slice('yaml.'.length);
+    let unsafe = YAML_ALWAYS_UNSAFE_LOADERS.has(loader);
+    if (YAML_LOADERS_NEEDING_SAFE_LOADER.has(loader)) {
+      const callLevel = context.callLevelOf(level);
+      const call = callLevel >= 0 ? context.node(callLevel) : null;
+      unsafe = call === null || !this.hasSafeYamlLoader(call);
+    }
+    if (unsafe) {
+      this.report(
+        context,
+        Rule.unsafeYamlLoad,
+        `${qualifiedName} without Loader=yaml.SafeLoader is not allowed; use yaml.safe_load`,
+      );
+    }
+  }
+
+  /** Safe only if every name the Loader argument may refer to is a yaml safe loader. */
+  private hasSafeYamlLoader(call: Node): boolean {
+    const loader = findCallArgument(this.source, call, 1, 'Loader');
+    if (loader.kind !== 'found') return false;
+    const loaderNames = resolveQualifiedNames(this.source, loader.node, this.bindings);
+    return loaderNames.length > 0 && loaderNames.every(isSafeYamlLoaderName);
+  }
+
+  private checkOpenUse(context: SyntaxContext, level: number, qualifiedName: string): void {
+    const callLevel = context.callLevelOf(level);
+    const call = callLevel >= 0 ? context.node(callLevel) : null;
+    if (call === null) {
+      this.report(
+        context,
+        Rule.openWrite,
+        `${qualifiedName} may only be called directly, with a literal read mode`,
+      );
+      return;
+    }
+    const mode = findCallArgument(this.source, call, 1, 'mode');
+    if (mode.kind === 'absent') return;
+    const literal = mode.kind === 'found' ? simpleStrLiteralValue(this.source, mode.node) : null;
+    if (literal !== null && READ_ONLY_OPEN_MODES.has(literal)) return;
+    this.report(
+      context,
+      Rule.openWrite,
+      `${qualifiedName}() must use a literal read mode ('r', 'rb' or 'rt')`,
+    );
+  }
+
+  /** `logging` or `logging.handlers` after `import logging`; not a local variable `code`. */
+  private isImportedModulePath(qualifiedName: string): boolean {
+    for (let end = qualifiedName.length; end > 0; end = qualifiedName.lastIndexOf('.', end - 1)) {
+      if (this.importedNames.has(qualifiedName.slice(0, end))) return true;
+    }
+    return false;
+  }
+
+  private isSelfOrSuper(object: Node): boolean {
+    if (object.type === 'identifier') return identifierName(this.source, object) === 'self';
+    if (object.type !== 'call') return false;
+    const callee = object.childForFieldName('function');
+    return callee?.type === 'identifier' && identifierName(this.source, callee) === 'super';
+  }
+
+  private reportDunder(context: SyntaxContext, name: string): void {
+    this.report(context, Rule.dunderAccess, `Access to dunder name '${name}' is not allowed`);
+  }
+
+  /** Findings point at the offending identifier itself, so chained findings stay distinct. */
+  private report(context: SyntaxContext, rule: string, message: string): void {
+    this.findings.add(rule, message, context.node(0)?.startPosition ?? { row: 0, column: 0 });
+  }
+}
+
+/** `SafeLoader` (spelled bare, as the rule allows) or `yaml.SafeLoader`, `yaml.loader.SafeLoader`. */
+function isSafeYamlLoaderName(qualifiedName: string): boolean {
+  const className = qualifiedName.slice(qualifiedName.lastIndexOf('.') + 1);
+  const fromYaml = qualifiedName === className || qualifiedName.startsWith('yaml.');
+  return fromYaml && YAML_SAFE_LOADER_CLASSES.has(className);
+}
+
+function isDangerousAttributeName(name: string): boolean {
+  return (
+    DANGEROUS_ATTRIBUTE_NAMES.has(name) ||
+    DANGEROUS_ATTRIBUTE_PREFIXES.some((prefix) => name.startsWith(prefix))
+  );
+}
+
+function isDangerousQualifiedName(qualifiedName: string): boolean {
+  return (
+    DANGEROUS_QUALIFIED_NAMES.has(qualifiedName) || qualifiedName.startsWith('asyncio.create_subprocess')
+  );
+}
+
+function isWatchedQualifiedName(qualifiedName: string): boolean {
+  return (
+    isDangerousQualifiedName(qualifiedName) ||
+    qualifiedName.startsWith('yaml.') ||
+    isDecoderFunction(qualifiedName) ||
+    OPEN_LIKE_QUALIFIED_NAMES.has(qualifiedName)
+  );
+}
+
+/** Superset of the attribute names isDecoderFunction accepts, decided without the object. */
+function looksLikeDecoderName(name: string): boolean {
+  return (
+    name.includes('decode') ||
+    name.startsWith('a2b_') ||
+    name === 'unhexlify' ||
+    name === 'fromhex' ||
+    name === 'decompress'
+  );
+}
+
+/** A `def` directly in a class body (possibly decorated): `class A: def __init__(self): ...`. */
+function isMethodDefinitionName(context: SyntaxContext): boolean {
+  if (context.type(1) !== 'function_definition' || context.fieldName(0) !== 'name') return false;
+  const bodyLevel = context.type(2) === 'decorated_definition' ? 3 : 2;
+  return context.type(bodyLevel) === 'block' && context.type(bodyLevel + 1) === 'class_definition';
+}
+
+/**
+ * Whether a call's result goes straight into another call: `f(decode(s))`, `f(k=decode(s))`,
+ * `decode(s)()` or `@decode(s)`. Parentheses are looked through; an attribute access or
+ * subscript on the result (`decode(s).hex()`) is not "straight".
+ */
+function flowsIntoCall(context: SyntaxContext, callLevel: number): boolean {
+  let level = callLevel + 1;
+  while (context.type(level) === 'parenthesized_expression') level++;
+  const parentType = context.type(level);
+  if (parentType === 'call') return context.fieldName(level - 1) === 'function';
+  if (parentType === 'decorator') return true;
+  if (parentType === 'generator_expression') return context.type(level + 1) === 'call';
+  if (parentType !== undefined && ARGUMENT_WRAPPERS.has(parentType)) level++;
+  return context.type(level) === 'argument_list';
+}

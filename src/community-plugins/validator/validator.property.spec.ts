@@ -1,0 +1,124 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import fc from 'fast-check';
+import type { ValidationResult } from './types';
+import { validate } from './validator';
+
+const FIXTURES = path.join(__dirname, '../../../test/fixtures/plugins');
+
+function readCorpus(kind: 'benign' | 'hostile'): Buffer[] {
+  const dir = path.join(FIXTURES, kind);
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.py'))
+    .map((name) => readFileSync(path.join(dir, name)));
+}
+
+const benign = readCorpus('benign');
+const corpus = [...benign, ...readCorpus('hostile')];
+
+/** The answer is always well formed, and `ok` means exactly "no violations". */
+function expectWellFormed(result: ValidationResult): void {
+  expect(typeof result.ok).toBe('boolean');
+  expect(Array.isArray(result.violations)).toBe(true);
+  expect(result.ok).toBe(result.violations.length === 0);
+  for (const violation of result.violations) {
+    expect(violation.rule).toMatch(/^[a-z]+(-[a-z]+)*$/);
+    expect(violation.message.length).toBeGreaterThan(0);
+    expect(Number.isInteger(violation.line) && violation.line >= 1).toBe(true);
+    expect(Number.isInteger(violation.column) && violation.column >= 1).toBe(true);
+  }
+}
+
+type Mutation =
+  | { kind: 'flip'; at: number; byte: number }
+  | { kind: 'insert'; at: number; bytes: Uint8Array }
+  | { kind: 'delete'; at: number; length: number }
+  | { kind: 'truncate'; at: number };
+
+const mutationArbitrary: fc.Arbitrary<Mutation> = fc.oneof(
+  fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) }),
+  fc.record({
+    kind: fc.constant('insert' as const),
+    at: fc.nat(),
+    bytes: fc.oneof(
+      fc.uint8Array({ minLength: 1, maxLength: 8 }),
+      fc.constantFrom(
+        ...['(', '"""', '\\', '\r', '{', '#', ':\n    ', 'eval', '\xef\xbb\xbf'].map((text) =>
+          Buffer.from(text, 'latin1'),
+        ),
+      ),
+    ),
+  }),
+  fc.record({ kind: fc.constant('delete' as const), at: fc.nat(), length: fc.integer({ min: 1, max: 64 }) }),
+  fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }),
+);
+
+function mutate(source: Buffer, mutations: Mutation[]): Buffer {
+  let bytes = Buffer.from(source);
+  for (const mutation of mutations) {
+    const at = bytes.length === 0 ? 0 : mutation.at % (bytes.length + 1);
+    switch (mutation.kind) {
+      case 'flip':
+        if (at < bytes.length) bytes[at] = mutation.byte;
+        break;
+      case 'insert':
+        bytes = Buffer.concat([bytes.subarray(0, at), mutation.bytes, bytes.subarray(at)]);
+        break;
+      case 'delete':
+        bytes = Buffer.concat([bytes.subarray(0, at), bytes.subarray(at + mutation.length)]);
+        break;
+      case 'truncate':
+        bytes = bytes.subarray(0, at);
+        break;
+    }
+  }
+  return bytes;
+}
+
+describe('validate (properties)', () => {
+  it('answers well-formed results for arbitrary bytes', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ maxLength: 4096 }), async (bytes) => {
+        expectWellFormed(await validate(Buffer.from(bytes)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('answers well-formed results for arbitrary text', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 2048 }), async (text) => {
+        expectWellFormed(await validate(Buffer.from(text, 'utf8')));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('answers well-formed results for mutated corpus plugins', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...corpus),
+        fc.array(mutationArbitrary, { minLength: 1, maxLength: 6 }),
+        async (source, mutations) => {
+          expectWellFormed(await validate(mutate(source, mutations)));
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('rejects a benign plugin once an eval call is inserted at any line', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...benign), fc.nat(), async (source, lineSeed) => {
+        const lines = source.toString('utf8').split('\n');
+        const index = lineSeed % lines.length;
+        const indent = /^[ \t]*/.exec(lines[index])?.[0] ?? '';
+        lines.splice(index, 0, `${indent}eval("1")`);
+        const result = await validate(Buffer.from(lines.join('\n'), 'utf8'));
+        expectWellFormed(result);
+        expect(result.ok).toBe(false);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
