@@ -1,15 +1,42 @@
+import { EXECUTION_TIMEOUT, PLUGIN_GROUPS, PLUGIN_TYPES } from '../src/community-plugins/plugin-constants';
+import { UserPlugin } from '../src/community-plugins/user-plugin.entity';
+import { toAdminView, toOwnerView, toPublicView } from '../src/community-plugins/views/plugin-views';
+import { Target, toTargetView } from '../src/targets/target.entity';
+import { signUpAs } from './helpers/marketplace';
+import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
+interface Schema {
+  $ref?: string;
+  type?: string;
+  format?: string;
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  required?: string[];
+  properties?: Record<string, Schema>;
+}
+interface Response {
+  description: string;
+  content?: Record<string, { schema: Schema }>;
+}
 interface Operation {
+  operationId: string;
+  summary?: string;
+  tags?: string[];
   security?: unknown[];
-  responses: Record<string, unknown>;
-  requestBody?: { content: Record<string, unknown> };
+  parameters?: Array<{ name: string; in: string; required?: boolean }>;
+  responses: Record<string, Response>;
+  requestBody?: { content: Record<string, { schema: Schema }> };
 }
 type OpenApi = {
   openapi: string;
   paths: Record<string, Record<string, Operation>>;
-  components: { securitySchemes: Record<string, unknown> };
+  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, Schema> };
 };
+
+/** Every status code the app's own code answers with. */
+const STATUSES_IN_USE = ['200', '201', '204', '400', '401', '403', '404', '409', '413', '422', '429', '503'];
 
 /**
  * Every route the app serves, as `METHOD /path/{param}`, read from the Express router itself.
@@ -29,14 +56,31 @@ function servedRoutes(t: TestApp): string[] {
 }
 
 describe('OpenAPI document', () => {
+  const smtp = new SmtpSink();
   let t: TestApp;
   let doc: OpenApi;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    await smtp.start();
+    t = await createTestApp({ smtp, env: { SVC_ADMIN_EMAILS: 'docadmin@example.com' } });
     doc = (await t.http().get('/api/docs-json').expect(200)).body as OpenApi;
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    await smtp.stop();
+  });
+
+  const operations = (): Array<{ key: string; path: string; method: string; operation: Operation }> =>
+    Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, operation]) => ({
+        key: `${method.toUpperCase()} ${path}`,
+        path,
+        method,
+        operation,
+      })),
+    );
+  const resolve = (schema: Schema): Schema =>
+    schema.$ref ? doc.components.schemas[schema.$ref.replace('#/components/schemas/', '')] : schema;
 
   it('is OpenAPI 3 with the bearer scheme', () => {
     expect(doc.openapi).toMatch(/^3\./);
@@ -72,6 +116,201 @@ describe('OpenAPI document', () => {
       'multipart/form-data',
     ]);
     expect(register.responses['429']).toBeDefined();
+  });
+
+  it('names each path parameter where its path has it, and only there', () => {
+    for (const { key, path, operation } of operations()) {
+      const inPath = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+      const parameters = (operation.parameters ?? []).filter((parameter) => parameter.in === 'path');
+      expect([key, parameters.map((parameter) => parameter.name)]).toEqual([key, inPath]);
+      expect([key, parameters.every((parameter) => parameter.required === true)]).toEqual([key, true]);
+    }
+  });
+
+  it('gives every operation a tag, a summary, a unique id, and errors in the fail envelope', () => {
+    const ids = operations().map(({ operation }) => operation.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.filter((id) => !/^\w+$/.test(id))).toEqual([]);
+    const fail = doc.components.schemas.Fail;
+    expect(fail.required).toEqual(['status', 'message']);
+    expect(fail.properties?.status.enum).toEqual(['fail']);
+    for (const { key, operation } of operations()) {
+      expect([key, operation.tags?.length, typeof operation.summary]).toEqual([key, 1, 'string']);
+      const statuses = Object.keys(operation.responses);
+      expect([key, statuses.filter((status) => !STATUSES_IN_USE.includes(status))]).toEqual([key, []]);
+      for (const status of statuses.filter((code) => Number(code) >= 400)) {
+        const { content, description } = operation.responses[status];
+        expect([key, status, content?.['application/json'].schema]).toEqual([
+          key,
+          status,
+          { $ref: '#/components/schemas/Fail' },
+        ]);
+        expect(description).not.toBe('');
+      }
+    }
+  });
+
+  it('documents the upload as a multipart form with the binary plugin_file and its metadata parts', () => {
+    const upload = doc.paths['/api/v1/community-plugins/upload'].post;
+    expect(Object.keys(upload.requestBody!.content)).toEqual(['multipart/form-data']);
+    const form = upload.requestBody!.content['multipart/form-data'].schema;
+    expect(form.properties!.plugin_file).toMatchObject({ type: 'string', format: 'binary' });
+    expect([...form.required!].sort()).toEqual([
+      'author',
+      'description',
+      'group',
+      'name',
+      'plugin_file',
+      'type',
+    ]);
+    expect(form.properties!.group.enum).toEqual([...PLUGIN_GROUPS]);
+    expect(form.properties!.type.enum).toEqual([...PLUGIN_TYPES]);
+    expect(form.properties!.execution_timeout).toMatchObject({
+      type: 'integer',
+      minimum: EXECUTION_TIMEOUT.min,
+      maximum: EXECUTION_TIMEOUT.max,
+    });
+    for (const part of ['name', 'description', 'author']) expect(form.properties![part].type).toBe('string');
+    expect(Object.keys(upload.responses).sort()).toEqual(['201', '400', '401', '409', '413', '422']);
+    const created = upload.responses['201'].content!['application/json'].schema;
+    expect(created.properties!.data).toEqual({ $ref: '#/components/schemas/OwnerPlugin' });
+  });
+
+  it('documents the plugin views and the target with exactly the fields the code gives', () => {
+    const plugin = Object.assign(new UserPlugin(), {
+      id: 1,
+      name: 'n',
+      description: 'd',
+      group: 'web',
+      type: 'grep',
+      author: 'a',
+      status: 'approved',
+      rejectionReason: null,
+      userId: 2,
+      reviewedByUserId: 3,
+      reviewedAt: new Date(0),
+      executionTimeout: 60,
+      sha256: 'ab'.repeat(32),
+      filePath: 'n_0123.py',
+      createdAt: new Date(0),
+      updatedAt: new Date(0),
+    });
+    const target = Object.assign(new Target(), {
+      id: 1,
+      userId: 2,
+      targetUrl: 'http://example.com/',
+      targetUrlHash: 'ab'.repeat(32),
+      urlScheme: 'http',
+      hostName: 'example.com',
+      portNumber: 80,
+      hostPath: '/',
+      scope: true,
+      createdAt: new Date(0),
+    });
+    const documented = (name: string) => Object.keys(doc.components.schemas[name].properties!).sort();
+    expect(documented('PublicPlugin')).toEqual(Object.keys(toPublicView(plugin)).sort());
+    expect(documented('OwnerPlugin')).toEqual(Object.keys(toOwnerView(plugin)).sort());
+    expect(documented('AdminPlugin')).toEqual(Object.keys(toAdminView(plugin)).sort());
+    expect(documented('Target')).toEqual(Object.keys(toTargetView(target)).sort());
+  });
+
+  it('documents the session path shapes each with the five methods, and their spec operations', () => {
+    for (const path of [
+      '/api/v1/sessions',
+      '/api/v1/sessions/{session_id}',
+      '/api/v1/sessions/{session_id}/{action}',
+    ]) {
+      expect([path, Object.keys(doc.paths[path]).sort()]).toEqual([
+        path,
+        ['delete', 'get', 'options', 'patch', 'post'],
+      ]);
+    }
+    const data = (operation: Operation, status: string) =>
+      resolve(operation.responses[status].content!['application/json'].schema).properties!.data;
+    expect(data(doc.paths['/api/v1/sessions'].get, '200')).toMatchObject({ type: 'array' });
+    expect(data(doc.paths['/api/v1/sessions/{session_id}'].get, '200')).toEqual({
+      $ref: '#/components/schemas/SessionDetail',
+    });
+    expect(doc.paths['/api/v1/sessions'].post.responses['201']).toBeDefined();
+    expect(doc.paths['/api/v1/sessions/{session_id}/{action}'].get.responses['422']).toBeDefined();
+    // A shape the spec refuses documents no success.
+    expect(Object.keys(doc.paths['/api/v1/sessions/{session_id}'].post.responses).sort()).toEqual([
+      '400',
+      '401',
+    ]);
+  });
+
+  describe('probed with a request for each documented operation', () => {
+    let user: string;
+    let admin: string;
+
+    beforeAll(async () => {
+      user = (await signUpAs(t, smtp, 'docuser')).token;
+      admin = (await signUpAs(t, smtp, 'docadmin')).token;
+    });
+
+    /**
+     * The operation's path with `1` for every parameter (`add` for an action) and no body;
+     * GETs ask for `status=pending`, which only the catalogue reads and refuses to non-admins.
+     */
+    async function probe(method: string, path: string, token: string | null): Promise<[number, unknown]> {
+      const url =
+        path.replace('{action}', 'add').replace(/\{\w+\}/g, '1') +
+        (method === 'get' ? '?status=pending' : '');
+      const client = t.http() as unknown as Record<
+        string,
+        (url: string) => ReturnType<ReturnType<TestApp['http']>['get']>
+      >;
+      let request = client[method](url);
+      if (token !== null) request = request.set('Authorization', `Bearer ${token}`);
+      const response = await request;
+      return [response.status, (response.body as { message?: unknown }).message];
+    }
+    const isPublic = (operation: Operation) => operation.security?.length === 0;
+    // Probing logout with a real token would revoke it.
+    const signedIn = () => operations().filter(({ path }) => path !== '/api/v1/logout');
+
+    it('lists 401 on exactly the operations that need a token, and they answer 401 to a bad one', async () => {
+      for (const { key, method, path, operation } of operations()) {
+        expect([key, '401' in operation.responses]).toEqual([key, !isPublic(operation)]);
+        if (isPublic(operation)) continue;
+        expect([key, ...(await probe(method, path, 'not-a-token'))]).toEqual([key, 401, 'Unauthorized']);
+      }
+    });
+
+    it('lists every status an operation answers to a user and to an admin', async () => {
+      for (const { key, method, path, operation } of signedIn()) {
+        for (const token of [user, admin]) {
+          const [status] = await probe(method, path, token);
+          expect([key, Object.keys(operation.responses)]).toEqual([
+            key,
+            expect.arrayContaining([String(status)]),
+          ]);
+        }
+      }
+    });
+
+    it('lists 403 on exactly the operations that refuse a user who is not an admin, and never refuse an admin', async () => {
+      const listing = signedIn()
+        .filter(({ operation }) => '403' in operation.responses)
+        .map(({ key }) => key);
+      const refusing: string[] = [];
+      for (const { key, method, path } of signedIn()) {
+        const [status, message] = await probe(method, path, user);
+        if (status === 403) {
+          expect([key, message]).toEqual([key, 'Admin privileges required']);
+          refusing.push(key);
+        }
+        expect([key, (await probe(method, path, admin))[0]]).not.toEqual([key, 403]);
+      }
+      expect(refusing.sort()).toEqual(listing.sort());
+      expect(refusing).toEqual(
+        expect.arrayContaining([
+          'PATCH /api/v1/configuration',
+          'POST /api/v1/community-plugins/{id}/approve',
+        ]),
+      );
+    });
   });
 
   it('serves the Swagger UI', async () => {

@@ -9,7 +9,7 @@ import {
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;
-const MAX_SEARCH_LENGTH = 200;
+export const MAX_SEARCH_LENGTH = 200;
 const MAX_OFFSET = 1_000_000_000;
 
 export interface ListQuery {

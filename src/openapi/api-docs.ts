@@ -3,16 +3,33 @@ import {
   ApiBody,
   ApiConsumes,
   ApiExtension,
+  ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiQuery,
   ApiResponse,
   ApiTooManyRequestsResponse,
 } from '@nestjs/swagger';
-import type { SchemaObject } from '@nestjs/swagger';
+import type { ReferenceObject, SchemaObject } from '@nestjs/swagger';
 
 /** Marks an operation as needing no token; openapi.ts turns it into `security: []`. */
 export const PUBLIC_EXTENSION = 'x-svc-public';
 export const ApiPublic = () => ApiExtension(PUBLIC_EXTENSION, true);
+
+const NAMED_SCHEMAS = new Map<string, SchemaObject>();
+
+/**
+ * A schema listed once under `components/schemas` and referred to by name wherever it is
+ * used; openapi.ts adds the listed ones to the document.
+ */
+export function namedSchema(name: string, schema: SchemaObject): ReferenceObject {
+  const known = NAMED_SCHEMAS.get(name);
+  if (known && known !== schema) throw new Error(`Two OpenAPI schemas are named ${name}`);
+  NAMED_SCHEMAS.set(name, schema);
+  return { $ref: `#/components/schemas/${name}` };
+}
+
+export const namedSchemas = (): Record<string, SchemaObject> => Object.fromEntries(NAMED_SCHEMAS);
 
 export const FAIL_SCHEMA: SchemaObject = {
   type: 'object',
@@ -34,7 +51,12 @@ const ACCOUNT_SCHEMA: SchemaObject = {
   },
 };
 
-export function dataEnvelope(data: SchemaObject): SchemaObject {
+const FAIL = namedSchema('Fail', FAIL_SCHEMA);
+
+/** `data` of the operations whose success carries nothing. */
+export const NULL_DATA: SchemaObject = { nullable: true, enum: [null], description: 'Always null' };
+
+export function dataEnvelope(data: SchemaObject | ReferenceObject): SchemaObject {
   return {
     type: 'object',
     required: ['status', 'data'],
@@ -58,9 +80,7 @@ const STATUS_TEXT: Record<number, string> = {
 /** The fail envelopes an operation can answer with, each with its HTTP status. */
 export function ApiFailResponses(...statuses: number[]) {
   return applyDecorators(
-    ...statuses.map((status) =>
-      ApiResponse({ status, description: STATUS_TEXT[status], schema: FAIL_SCHEMA }),
-    ),
+    ...statuses.map((status) => ApiResponse({ status, description: STATUS_TEXT[status], schema: FAIL })),
   );
 }
 
@@ -79,7 +99,10 @@ export function ApiAccountEndpoint(options: {
       summary: options.summary,
       description: `Messages: ${options.messages.map((message) => `\`${message}\``).join(', ')}.`,
     }),
-    ApiOkResponse({ description: 'Success or failure, told by `status`', schema: ACCOUNT_SCHEMA }),
+    ApiOkResponse({
+      description: 'Success or failure, told by `status`',
+      schema: namedSchema('AccountResponse', ACCOUNT_SCHEMA),
+    }),
   ];
   if (options.params) {
     const properties = Object.fromEntries(
@@ -91,7 +114,105 @@ export function ApiAccountEndpoint(options: {
     );
   }
   if (options.rateLimited) {
-    decorators.push(ApiTooManyRequestsResponse({ description: '`Too many requests`', schema: FAIL_SCHEMA }));
+    decorators.push(ApiTooManyRequestsResponse({ description: '`Too many requests`', schema: FAIL }));
   }
   return applyDecorators(...decorators);
+}
+
+/** The fail messages an operation answers, by HTTP status. */
+export type FailMessages = Partial<Record<number, readonly string[]>>;
+
+const quoted = (messages: readonly string[]): string =>
+  messages.map((message) => `\`${message}\``).join(', ');
+
+/** Each status with the exact messages it comes with. */
+export function ApiFailMessages(fails: FailMessages) {
+  return applyDecorators(
+    ...Object.entries(fails).map(([status, messages]) =>
+      ApiResponse({ status: Number(status), description: quoted(messages ?? []), schema: FAIL }),
+    ),
+  );
+}
+
+/**
+ * A `{status: 'success', data}` endpoint behind the bearer token: the schema of `data`, and
+ * the fail statuses it answers with their messages. 401 (and 403 for admin routes, from the
+ * guards) are added from `access`.
+ */
+export function ApiDataEndpoint(options: {
+  summary: string;
+  description?: string;
+  access: 'user' | 'admin';
+  /** `null` for operations whose data is always null. */
+  data: SchemaObject | ReferenceObject | null;
+  /** 201 for creations. */
+  status?: 200 | 201;
+  fails?: FailMessages;
+}) {
+  return applyDecorators(
+    ApiOperation({ summary: options.summary, description: options.description }),
+    ApiResponse({
+      status: options.status ?? 200,
+      description: options.status === 201 ? 'Created' : 'Success',
+      schema: dataEnvelope(options.data ?? NULL_DATA),
+    }),
+    ApiFailMessages(withGuards(options.access, options.fails)),
+  );
+}
+
+/**
+ * A method and path the router serves only to refuse it, as the spec's rules say (e.g. POST
+ * with a session id): no success, only the errors it answers.
+ */
+export function ApiRefusal(options: { summary: string; description?: string; fails: FailMessages }) {
+  return applyDecorators(
+    ApiOperation({ summary: options.summary, description: options.description }),
+    ApiFailMessages(withGuards('user', options.fails)),
+  );
+}
+
+/** 401 from the JWT guard and, on admin routes, 403 from the admin guard, then the operation's own. */
+function withGuards(access: 'user' | 'admin', own: FailMessages = {}): FailMessages {
+  const fails: FailMessages = { 401: ['Unauthorized'] };
+  if (access === 'admin') fails[403] = ['Admin privileges required'];
+  for (const [status, messages] of Object.entries(own)) {
+    fails[Number(status)] = [...(fails[Number(status)] ?? []), ...(messages ?? [])];
+  }
+  return fails;
+}
+
+/**
+ * Request arguments read from the body (JSON, urlencoded or multipart fields) or else from
+ * the query string, as `readParam` does.
+ */
+export function ApiRequestArguments(schema: SchemaObject) {
+  return applyDecorators(
+    ApiConsumes('application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'),
+    // Not required: the same arguments may come in the query string instead.
+    ApiBody({ description: 'Also accepted as query-string arguments.', required: false, schema }),
+  );
+}
+
+/** Optional query-string filters; a repeatable one has an array schema (`key=a&key=b`). */
+export function ApiQueryFilters(filters: Record<string, SchemaObject>) {
+  return applyDecorators(
+    ...Object.entries(filters).map(([name, schema]) => {
+      const { description, ...rest } = schema;
+      return ApiQuery({ name, required: false, description, schema: rest });
+    }),
+  );
+}
+
+/** OPTIONS: public, as a CORS preflight carries no token; the methods are told in `Allow`. */
+export function ApiOptionsEndpoint(allow: string) {
+  return applyDecorators(
+    ApiOperation({
+      summary: 'The supported methods',
+      description: `Needs no token. Any other method answers 405 \`Method not allowed\` with the same \`Allow\` header.`,
+    }),
+    ApiNoContentResponse({
+      description: 'No body',
+      headers: { Allow: { description: allow, schema: { type: 'string' } } },
+    }),
+  );
 }

@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import type { OpenAPIObject } from '@nestjs/swagger';
-import { PUBLIC_EXTENSION } from './api-docs';
+import type { OpenAPIObject, OperationObject, ParameterObject, ReferenceObject } from '@nestjs/swagger';
+import { namedSchemas, PUBLIC_EXTENSION } from './api-docs';
 
 export const OPENAPI_UI_PATH = 'api/docs';
 export const OPENAPI_JSON_PATH = 'api/docs-json';
@@ -13,23 +13,57 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setDescription(
       'Web API of a security-assessment framework: accounts, configuration, sessions and targets, ' +
         'and the community plugin marketplace. Account endpoints answer HTTP 200 with {status, message}; ' +
-        'the others answer {status: "success", data}; errors are {status: "fail", message} with the HTTP status.',
+        'the others answer {status: "success", data}; errors are {status: "fail", message} with the HTTP status. ' +
+        'Every operation may also answer 400 `Malformed request body`, 413 `Request body too large` (bodies ' +
+        'above 100 kB, uploads aside), 503 `Service unavailable` while the database is unreachable and 500 ' +
+        'with an `error_id` on an unexpected error.',
     )
     .setVersion('1')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
     .addSecurityRequirements('bearer')
+    .addTag('accounts', 'Registration, email confirmation, login, logout, password reset by OTP')
+    .addTag(
+      'configuration',
+      'Framework settings and tool paths; reading needs a token, changing needs an admin',
+    )
+    .addTag('sessions', "The caller's sessions; path shape `/api/v1/sessions/[<session_id>[/<action>]]`")
+    .addTag('targets', "The caller's targets (URLs to assess)")
+    .addTag('community-plugins', 'The plugin marketplace: upload, catalogue, review by admins')
+    .addTag('health', 'Liveness and readiness')
     .build();
-  const document = SwaggerModule.createDocument(app, config);
-  // Deny by default: every operation needs the bearer token unless its route is @Public().
-  for (const path of Object.values(document.paths)) {
-    for (const operation of Object.values(path)) {
-      if (operation && typeof operation === 'object' && PUBLIC_EXTENSION in operation) {
-        (operation as Record<string, unknown>).security = [];
-        delete (operation as Record<string, unknown>)[PUBLIC_EXTENSION];
-      }
+  const document = SwaggerModule.createDocument(app, config, {
+    // An aliased route (one handler, several paths) is keyed `name[index]`; `name_index` stays an identifier.
+    operationIdFactory: (controller: string, method: string) =>
+      `${controller}_${method.replace(/\[(\d+)\]$/, '_$1')}`,
+  });
+  document.components = {
+    ...document.components,
+    schemas: { ...document.components?.schemas, ...namedSchemas() },
+  };
+  for (const [path, operation] of operationsOf(document)) {
+    // Deny by default: every operation needs the bearer token unless its route is @Public().
+    if (PUBLIC_EXTENSION in operation) {
+      operation.security = [];
+      delete (operation as Record<string, unknown>)[PUBLIC_EXTENSION];
     }
+    // Aliases (one handler, several paths) share their parameters; a path parameter belongs
+    // where its path names it, in the order the path names them.
+    const inPath = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+    const place = (parameter: ParameterObject | ReferenceObject) =>
+      'in' in parameter && parameter.in === 'path' ? inPath.indexOf(parameter.name) : inPath.length;
+    operation.parameters = operation.parameters
+      ?.filter((parameter) => place(parameter) !== -1)
+      .sort((left, right) => place(left) - place(right));
   }
   return document;
+}
+
+function* operationsOf(document: OpenAPIObject): Generator<[string, OperationObject]> {
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const value of Object.values(item)) {
+      if (value && typeof value === 'object' && 'responses' in value) yield [path, value as OperationObject];
+    }
+  }
 }
 
 export function setupOpenApi(app: INestApplication): void {

@@ -4,7 +4,7 @@ import { MultipartFieldsMiddleware } from '../common/multipart-fields.middleware
 import { TargetsModule } from '../targets/targets.module';
 import { SessionTarget } from './session-target.entity';
 import { Session } from './session.entity';
-import { SESSION_PATH, SessionsController } from './sessions.controller';
+import { SESSION_PATHS, SessionsController } from './sessions.controller';
 import { SessionsService } from './sessions.service';
 
 @Module({
@@ -21,8 +21,9 @@ export class SessionsModule implements NestModule {
     consumer
       .apply(MultipartFieldsMiddleware)
       .forRoutes(
-        { path: SESSION_PATH, method: RequestMethod.POST },
-        { path: SESSION_PATH, method: RequestMethod.PATCH },
+        ...SESSION_PATHS.flatMap((path) =>
+          [RequestMethod.POST, RequestMethod.PATCH].map((method) => ({ path, method })),
+        ),
       );
   }
 }

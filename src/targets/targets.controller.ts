@@ -11,25 +11,50 @@ import {
   Req,
   Res,
 } from '@nestjs/common';
+import { ApiExcludeEndpoint, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ApiError, methodNotAllowed } from '../common/api-error';
 import { CurrentUser, Public } from '../common/decorators';
 import type { AuthUser } from '../common/decorators';
 import { success } from '../common/envelopes';
 import { MAX_ID, parseFlag, parseId, readParam } from '../common/request-params';
+import {
+  ApiDataEndpoint,
+  ApiOptionsEndpoint,
+  ApiQueryFilters,
+  ApiRequestArguments,
+} from '../openapi/api-docs';
+import { NEW_TARGET, TARGET, TARGET_ID, TARGET_PAGE } from './target-schemas';
 import { parseTargetUrl } from './target-url';
 import { TargetView } from './target.entity';
-import { TargetPage, TargetsService } from './targets.service';
+import { TARGET_NOT_FOUND, TargetPage, TargetsService } from './targets.service';
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
 const INCORRECT_PARAMETERS = 'Incorrect query parameters';
 
+const ApiTargetId = () => ApiParam({ name: 'targetId', schema: TARGET_ID });
+
 /** A user's own targets; every route needs a token, and other users' targets do not exist here. */
+@ApiTags('targets')
 @Controller()
 export class TargetsController {
   constructor(private readonly targets: TargetsService) {}
 
+  @ApiDataEndpoint({
+    summary: "The caller's targets, by id, a page at a time",
+    description: '400 with `errors` naming `limit` or `offset` when one is out of range.',
+    access: 'user',
+    data: TARGET_PAGE,
+    fails: { 400: [INCORRECT_PARAMETERS] },
+  })
+  @ApiQueryFilters({
+    target_url: { type: 'string', description: 'This URL (compared in normal form)' },
+    host_name: { type: 'string', description: 'This host' },
+    search: { type: 'string', description: 'Part of the URL' },
+    limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+    offset: { type: 'integer', minimum: 0, default: 0 },
+  })
   @Get('targets')
   async list(
     @CurrentUser() user: AuthUser,
@@ -53,6 +78,16 @@ export class TargetsController {
     return success(page);
   }
 
+  @ApiDataEndpoint({
+    summary: 'Add a target',
+    description:
+      '400 `Incorrect query parameters` when `scope` is not a flag; 409 when the caller has this URL.',
+    access: 'user',
+    status: 201,
+    data: TARGET,
+    fails: { 400: ['Invalid target URL', INCORRECT_PARAMETERS], 409: ['Target already exists'] },
+  })
+  @ApiRequestArguments(NEW_TARGET)
   @Post('targets')
   async create(
     @CurrentUser() user: AuthUser,
@@ -67,6 +102,13 @@ export class TargetsController {
     return success(await this.targets.create(user.id, parsed, scope ?? true));
   }
 
+  @ApiDataEndpoint({
+    summary: "One of the caller's targets",
+    access: 'user',
+    data: TARGET,
+    fails: { 404: [TARGET_NOT_FOUND] },
+  })
+  @ApiTargetId()
   @Get('targets/:targetId')
   async get(
     @CurrentUser() user: AuthUser,
@@ -75,6 +117,14 @@ export class TargetsController {
     return success(await this.targets.get(user.id, parseId(targetId)));
   }
 
+  @ApiDataEndpoint({
+    summary: "Delete one of the caller's targets",
+    description: 'It leaves every session that held it.',
+    access: 'user',
+    data: null,
+    fails: { 404: [TARGET_NOT_FOUND] },
+  })
+  @ApiTargetId()
   @Delete('targets/:targetId')
   async remove(
     @CurrentUser() user: AuthUser,
@@ -85,7 +135,9 @@ export class TargetsController {
   }
 
   /** Public like the configuration's OPTIONS: a CORS preflight carries no token. */
-  @Options('targets{/:targetId}')
+  @ApiOptionsEndpoint('`GET, POST, OPTIONS` for the list, `GET, DELETE, OPTIONS` for one target')
+  @ApiTargetId()
+  @Options(['targets', 'targets/:targetId'])
   @Public()
   @HttpCode(204)
   options(
@@ -96,6 +148,7 @@ export class TargetsController {
   }
 
   /** Which methods exist is no secret: told before any token check, as a router would. */
+  @ApiExcludeEndpoint()
   @All('targets{/:targetId}')
   @Public()
   unsupported(

@@ -20,15 +20,12 @@ export function newUser(prefix = 'user'): TestUser {
 }
 
 export async function register(t: TestApp, user: TestUser): Promise<void> {
-  const response = await t
-    .http()
-    .post('/api/v1/register/')
-    .send({
-      username: user.username,
-      email: user.email,
-      password: user.password,
-      confirm_password: user.password,
-    });
+  const response = await t.http().post('/api/v1/register/').send({
+    username: user.username,
+    email: user.email,
+    password: user.password,
+    confirm_password: user.password,
+  });
   expect(response.body).toEqual({ status: 'success', message: 'User created successfully' });
 }
 
