@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { QueryFailedError, Repository } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
+import { isDatabaseUnavailable } from '../common/database-unavailable';
 import type { AuthUser } from '../common/decorators';
 import { PLUGIN_FILE_PART } from './plugin-constants';
 import { validateMetadata } from './plugin-metadata';
@@ -68,6 +69,13 @@ export class PluginUploadService {
     try {
       await this.plugins.insert(plugin);
     } catch (error) {
+      if (isDatabaseUnavailable(error)) {
+        // The connection died with the insert, which may have committed with only its answer
+        // lost (seen by scripts/fault-test.ts). Put the file in place as for a committed row:
+        // a file without a row is harmless, a row without its file is a plugin nobody can review.
+        await this.storage.commit(staged).catch(() => this.storage.discard(staged));
+        throw error;
+      }
       await this.storage.discard(staged);
       // Two uploads of one name raced past the check above; the unique index decided.
       if (error instanceof QueryFailedError && (await this.nameTaken(metadata.name))) throw nameExists();
