@@ -7,6 +7,7 @@ import { configureApp } from './bootstrap';
 import { ConfigError } from './config/app-config';
 import type { AppConfig } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
+import { enableGracefulShutdown } from './graceful-shutdown';
 
 /** Requests in flight get this long to finish after SIGTERM before the process gives up. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
   });
   const logger = app.get(Logger);
   app.useLogger(logger);
+  enableGracefulShutdown(app, logger, SHUTDOWN_GRACE_MS);
   configureApp(app);
   await app.listen(config.port, config.host);
   const database =
@@ -38,19 +40,6 @@ async function main(): Promise<void> {
     `svc-api listening on http://${config.host}:${config.port} (${database}), ready in ${Math.round(performance.now() - started)} ms`,
     'Main',
   );
-
-  // Stop accepting, let requests in flight finish (bounded), then close the database. Node's
-  // server.close() also drops idle keep-alive connections, so only real work is waited for.
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      logger.log(`${signal} received, shutting down`, 'Main');
-      setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
-      app.close().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    });
-  }
 }
 
 main().catch((error: unknown) => {

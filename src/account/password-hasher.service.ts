@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { BcryptPool } from './bcrypt-pool';
@@ -7,7 +7,7 @@ import { BcryptPool } from './bcrypt-pool';
 export const BCRYPT_MAX_BYTES = 72;
 
 @Injectable()
-export class PasswordHasher implements OnModuleDestroy {
+export class PasswordHasher implements OnApplicationShutdown {
   private readonly pool = new BcryptPool();
   private dummyHash?: Promise<string>;
 
@@ -30,7 +30,8 @@ export class PasswordHasher implements OnModuleDestroy {
     return this.pool.compare(password, hash);
   }
 
-  onModuleDestroy(): Promise<void> {
+  /** After the HTTP server has closed (Nest runs module-destroy hooks before that), so logins in flight finish. */
+  onApplicationShutdown(): Promise<void> {
     return this.pool.close();
   }
 }
