@@ -15,7 +15,9 @@ describe('BcryptPool', () => {
 
   it('queues more jobs than workers and answers each one', async () => {
     const hash = bcrypt.hashSync('p', 4);
-    const results = await Promise.all(Array.from({ length: 9 }, (_, i) => pool.compare(i % 3 === 0 ? 'p' : 'q', hash)));
+    const results = await Promise.all(
+      Array.from({ length: 9 }, (_, i) => pool.compare(i % 3 === 0 ? 'p' : 'q', hash)),
+    );
     expect(results).toEqual([true, false, false, true, false, false, true, false, false]);
   });
 

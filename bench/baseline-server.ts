@@ -1,0 +1,374 @@
+/**
+ * The bare baseline: a plain node:http server doing by hand what the app does for the
+ * measured routes, with nothing else around it (no framework, no middleware, no logging, no
+ * ORM). Same JWT verification as passport-jwt (jsonwebtoken, same secret and algorithm),
+ * same token-record lookup, same listing SQL through the same driver, same JSON. What the
+ * app spends beyond this is what the framework and our own layers cost.
+ */
+import jwt from 'jsonwebtoken';
+import { createPool, Pool, RowDataPacket } from 'mysql2/promise';
+import { createHash, createSecretKey, randomUUID } from 'node:crypto';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { BcryptPool } from '../src/account/bcrypt-pool';
+import type { AppConfig } from '../src/config/app-config';
+
+interface TokenOwnerRow {
+  userId: number;
+  name: string;
+  email: string;
+  isActive: unknown;
+  isAdmin: unknown;
+}
+
+interface SessionRow {
+  Session_id: number;
+  Session_name: string;
+  Session_active: unknown;
+}
+
+interface PluginRow {
+  plugin_id: number;
+  plugin_name: string;
+  plugin_description: string;
+  plugin_group: string;
+  plugin_type: string;
+  plugin_author: string;
+  plugin_status: string;
+  plugin_sha256: string | null;
+  plugin_created_at: unknown;
+  plugin_updated_at: unknown;
+}
+
+interface UserRow {
+  User_id: number;
+  User_name: string;
+  User_password: string | null;
+  User_is_active: unknown;
+}
+
+/** The queries of the measured routes, one implementation per driver. */
+interface BaselineStore {
+  tokenOwner(tokenHash: string): Promise<TokenOwnerRow | undefined>;
+  sessions(userId: number): Promise<SessionRow[]>;
+  plugins(status: string, limit: number, offset: number): Promise<PluginRow[]>;
+  countPlugins(status: string): Promise<number>;
+  userByEmail(email: string): Promise<UserRow | undefined>;
+  userByName(name: string): Promise<UserRow | undefined>;
+  storeToken(userId: number, tokenHash: string, expiresAt: Date, now: Date): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The SQL text the app's TypeORM queries produce (captured from its query log), with the
+ * dialect's identifier quotes. The one liberty: the sessions' user id is a bound parameter,
+ * where TypeORM inlines it on SQLite.
+ */
+function statements(quote: (name: string) => string) {
+  const q = quote;
+  const column = (table: string, name: string) => `${q(table)}.${q(name)} AS ${q(`${table}_${name}`)}`;
+  const columns = (table: string, names: string[]) => names.map((name) => column(table, name)).join(', ');
+  return {
+    tokenOwner:
+      `SELECT ${q('user')}.${q('name')} AS ${q('name')}, ${q('user')}.${q('email')} AS ${q('email')}, ` +
+      `${q('token')}.${q('user_id')} AS ${q('userId')}, ${q('user')}.${q('is_active')} AS ${q('isActive')}, ` +
+      `${q('user')}.${q('is_admin')} AS ${q('isAdmin')} FROM ${q('user_login_tokens')} ${q('token')} ` +
+      `INNER JOIN ${q('users')} ${q('user')} ON ${q('user')}.${q('id')}=${q('token')}.${q('user_id')} ` +
+      `WHERE ${q('token')}.${q('token_hash')} = ?`,
+    sessions:
+      `SELECT ${columns('Session', ['id', 'user_id', 'name', 'active', 'created_at'])} ` +
+      `FROM ${q('sessions')} ${q('Session')} WHERE ((${q('Session')}.${q('user_id')} = ?)) ` +
+      `ORDER BY ${q('Session')}.${q('id')} ASC`,
+    plugins:
+      `SELECT ${columns('plugin', PLUGIN_COLUMNS)} FROM ${q('user_plugins')} ${q('plugin')} ` +
+      `WHERE ${q('plugin')}.${q('status')} = ? ` +
+      `ORDER BY ${q('plugin')}.${q('created_at')} DESC, ${q('plugin')}.${q('id')} DESC LIMIT ? OFFSET ?`,
+    countPlugins: `SELECT COUNT(1) AS ${q('cnt')} FROM ${q('user_plugins')} ${q('plugin')} WHERE ${q('plugin')}.${q('status')} = ?`,
+    userByEmail:
+      `SELECT ${columns('User', USER_COLUMNS)} FROM ${q('users')} ${q('User')} ` +
+      `WHERE ((${q('User')}.${q('email')} = ?)) LIMIT 1`,
+    // Not reached by the bench (its logins give the email); kept so the route behaves like the app's.
+    userByName:
+      `SELECT ${columns('User', USER_COLUMNS)} FROM ${q('users')} ${q('User')} ` +
+      `WHERE LOWER(${q('User')}.${q('name')}) = LOWER(?) LIMIT 1`,
+    deleteExpired: `DELETE FROM ${q('user_login_tokens')} WHERE (${q('user_id')} = ? AND ${q('expires_at')} < ?)`,
+    insertToken:
+      `INSERT INTO ${q('user_login_tokens')}(${q('user_id')}, ${q('token_hash')}, ${q('expires_at')}, ` +
+      `${q('created_at')}) VALUES (?, ?, ?, ?)`,
+  };
+}
+
+const PLUGIN_COLUMNS = [
+  'id',
+  'name',
+  'description',
+  'group',
+  'type',
+  'author',
+  'status',
+  'rejection_reason',
+  'user_id',
+  'reviewed_by_user_id',
+  'reviewed_at',
+  'execution_timeout',
+  'sha256',
+  'file_path',
+  'created_at',
+  'updated_at',
+];
+
+const USER_COLUMNS = [
+  'id',
+  'name',
+  'email',
+  'password',
+  'is_active',
+  'is_admin',
+  'otp_secret_key',
+  'otp_failed_attempts',
+  'created_at',
+];
+
+/** The part of better-sqlite3 used here (its types are not installed; the app reaches it through TypeORM). */
+interface SqliteStatement<Parameters extends unknown[], Row> {
+  get(...parameters: Parameters): Row | undefined;
+  all(...parameters: Parameters): Row[];
+  run(...parameters: Parameters): unknown;
+}
+interface SqliteDatabase {
+  pragma(source: string): unknown;
+  prepare<Parameters extends unknown[], Row = unknown>(sql: string): SqliteStatement<Parameters, Row>;
+  close(): void;
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const Database = require('better-sqlite3') as new (path: string) => SqliteDatabase;
+
+/** TypeORM keeps SQLite datetimes as UTC text `YYYY-MM-DD HH:MM:SS.SSS`. */
+const sqliteDate = (date: Date): string => date.toISOString().replace('T', ' ').replace('Z', '');
+
+function sqliteStore(path: string): BaselineStore {
+  const db = new Database(path);
+  // The app's connection settings (src/database/data-source-options.ts).
+  db.pragma('journal_mode = WAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  const sql = statements((name) => `"${name}"`);
+  const prepared = {
+    tokenOwner: db.prepare<[string], TokenOwnerRow>(sql.tokenOwner),
+    sessions: db.prepare<[number], SessionRow>(sql.sessions),
+    plugins: db.prepare<[string, number, number], PluginRow>(sql.plugins),
+    countPlugins: db.prepare<[string], { cnt: number }>(sql.countPlugins),
+    userByEmail: db.prepare<[string], UserRow>(sql.userByEmail),
+    userByName: db.prepare<[string], UserRow>(sql.userByName),
+    deleteExpired: db.prepare<[number, string]>(sql.deleteExpired),
+    insertToken: db.prepare<[number, string, string, string]>(sql.insertToken),
+  };
+  return {
+    tokenOwner: async (hash) => prepared.tokenOwner.get(hash),
+    sessions: async (userId) => prepared.sessions.all(userId),
+    plugins: async (status, limit, offset) => prepared.plugins.all(status, limit, offset),
+    countPlugins: async (status) => prepared.countPlugins.get(status)!.cnt,
+    userByEmail: async (email) => prepared.userByEmail.get(email),
+    userByName: async (name) => prepared.userByName.get(name),
+    storeToken: async (userId, hash, expiresAt, now) => {
+      prepared.deleteExpired.run(userId, sqliteDate(now));
+      prepared.insertToken.run(userId, hash, sqliteDate(expiresAt), sqliteDate(now));
+    },
+    close: async () => db.close(),
+  };
+}
+
+function mysqlStore(database: Extract<AppConfig['database'], { type: 'mysql' }>): BaselineStore {
+  // The app's pool settings (src/database/data-source-options.ts).
+  const pool: Pool = createPool({
+    host: database.host,
+    port: database.port,
+    user: database.username,
+    password: database.password,
+    database: database.database,
+    charset: 'utf8mb4_unicode_ci',
+    timezone: 'Z',
+    connectTimeout: 10_000,
+    connectionLimit: 10,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+  });
+  const sql = statements((name) => `\`${name}\``);
+  const rows = async <T>(query: string, parameters: unknown[]): Promise<T[]> =>
+    (await pool.query<RowDataPacket[]>(query, parameters))[0] as T[];
+  return {
+    tokenOwner: async (hash) => (await rows<TokenOwnerRow>(sql.tokenOwner, [hash]))[0],
+    sessions: (userId) => rows<SessionRow>(sql.sessions, [userId]),
+    plugins: (status, limit, offset) => rows<PluginRow>(sql.plugins, [status, limit, offset]),
+    countPlugins: async (status) => Number((await rows<{ cnt: unknown }>(sql.countPlugins, [status]))[0].cnt),
+    userByEmail: async (email) => (await rows<UserRow>(sql.userByEmail, [email]))[0],
+    userByName: async (name) => (await rows<UserRow>(sql.userByName, [name]))[0],
+    storeToken: async (userId, hash, expiresAt, now) => {
+      await pool.query(sql.deleteExpired, [userId, now]);
+      await pool.query(sql.insertToken, [userId, hash, expiresAt, now]);
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** Dates as the app's views write them: SQLite text is UTC, MySQL gives Date objects (timezone Z). */
+function isoDate(value: unknown): string {
+  if (value instanceof Date) return value.toISOString();
+  return new Date(String(value).replace(' ', 'T') + 'Z').toISOString();
+}
+
+const flag = (value: unknown): boolean => Boolean(Number(value));
+
+function sendJson(response: ServerResponse, status: number, payload: unknown): void {
+  const body = JSON.stringify(payload);
+  response.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+  });
+  response.end(body);
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+export interface BaselineServer {
+  origin: string;
+  close(): Promise<void>;
+}
+
+export async function startBaseline(config: AppConfig): Promise<BaselineServer> {
+  const store =
+    config.database.type === 'sqlite' ? sqliteStore(config.database.path) : mysqlStore(config.database);
+  const hasher = new BcryptPool();
+  const { secret, algorithm, expiresInSeconds } = config.jwt;
+  // As src/auth/jwt.strategy.ts hands it to passport-jwt: a KeyObject, made once.
+  const verifyKey = createSecretKey(Buffer.from(secret, 'utf8'));
+
+  /** The guard: bearer token, signature and expiry, token record of the same active user. */
+  async function authenticate(request: IncomingMessage): Promise<{ id: number; isAdmin: boolean } | null> {
+    const parts = (request.headers.authorization ?? '').trim().split(/\s+/);
+    if (parts.length !== 2 || parts[0].toLowerCase() !== 'bearer') return null;
+    const token = parts[1];
+    let payload: jwt.JwtPayload;
+    try {
+      payload = jwt.verify(token, verifyKey, { algorithms: [algorithm] }) as jwt.JwtPayload;
+    } catch {
+      return null;
+    }
+    if (typeof payload.user_id !== 'number') return null;
+    const owner = await store.tokenOwner(createHash('sha256').update(token).digest('hex'));
+    if (!owner || Number(owner.userId) !== payload.user_id || !flag(owner.isActive)) return null;
+    return { id: payload.user_id, isAdmin: flag(owner.isAdmin) || config.adminEmails.includes(owner.email) };
+  }
+
+  async function sessions(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const user = await authenticate(request);
+    if (!user) return sendJson(response, 401, { status: 'fail', message: 'Unauthorized' });
+    const rows = await store.sessions(user.id);
+    sendJson(response, 200, {
+      status: 'success',
+      data: rows.map((row) => ({
+        id: row.Session_id,
+        name: row.Session_name,
+        active: flag(row.Session_active),
+      })),
+    });
+  }
+
+  /** The default catalogue page: approved plugins, newest first, public view. */
+  async function catalogue(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const user = await authenticate(request);
+    if (!user) return sendJson(response, 401, { status: 'fail', message: 'Unauthorized' });
+    const limit = 50;
+    const offset = 0;
+    const rows = await store.plugins('approved', limit, offset);
+    const total = await store.countPlugins('approved');
+    sendJson(response, 200, {
+      status: 'success',
+      data: {
+        total,
+        limit,
+        offset,
+        plugins: rows.map((row) => ({
+          id: row.plugin_id,
+          name: row.plugin_name,
+          description: row.plugin_description,
+          group: row.plugin_group,
+          type: row.plugin_type,
+          author: row.plugin_author,
+          status: row.plugin_status,
+          sha256: row.plugin_sha256,
+          created_at: isoDate(row.plugin_created_at),
+          updated_at: isoDate(row.plugin_updated_at ?? row.plugin_created_at),
+        })),
+      },
+    });
+  }
+
+  async function login(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const body = JSON.parse(await readBody(request)) as { emailOrUsername?: string; password?: string };
+    const identifier = body.emailOrUsername;
+    const password = body.password;
+    if (!identifier)
+      return sendJson(response, 200, { status: 'fail', message: 'Missing email or username value' });
+    if (!password) return sendJson(response, 200, { status: 'fail', message: 'Missing password value' });
+    const user =
+      (await store.userByEmail(identifier.trim().toLowerCase())) ?? (await store.userByName(identifier));
+    const matches = user?.User_password ? await hasher.compare(password, user.User_password) : false;
+    if (!user || !matches)
+      return sendJson(response, 200, { status: 'fail', message: 'Invalid login credentials' });
+    if (!flag(user.User_is_active)) {
+      return sendJson(response, 200, { status: 'fail', message: 'Your account is not active' });
+    }
+    const now = new Date();
+    const iat = Math.floor(now.getTime() / 1000);
+    const payload = {
+      user_id: user.User_id,
+      username: user.User_name,
+      iat,
+      exp: iat + expiresInSeconds,
+      jti: randomUUID(),
+    };
+    const token = jwt.sign(payload, secret, { algorithm });
+    await store.storeToken(
+      user.User_id,
+      createHash('sha256').update(token).digest('hex'),
+      new Date(payload.exp * 1000),
+      now,
+    );
+    sendJson(response, 200, { status: 'success', message: { 'jwt-token': token } });
+  }
+
+  const routes: Record<string, (request: IncomingMessage, response: ServerResponse) => Promise<void>> = {
+    'GET /api/v1/sessions/': sessions,
+    'GET /api/v1/community-plugins/': catalogue,
+    'POST /api/v1/login/': login,
+  };
+
+  const server: Server = createServer((request, response) => {
+    const route = routes[`${request.method} ${request.url}`];
+    if (!route) return sendJson(response, 404, { status: 'fail', message: 'Not Found' });
+    route(request, response).catch(() => {
+      if (!response.headersSent) sendJson(response, 500, { status: 'fail', message: 'Internal error' });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await hasher.close();
+      await store.close();
+    },
+  };
+}

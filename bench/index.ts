@@ -1,0 +1,360 @@
+/**
+ * `npm run bench`: the app against a bare node:http baseline and against the bcrypt limit,
+ * then the validator benchmark. Prints; writes nothing into the repository.
+ *
+ * Environment (all optional):
+ *   BENCH_DATABASE_URL  mysql://user:pass@host:3306/db: a database of its own; it is EMPTIED
+ *                       first. Without it: SQLite in a temporary directory.
+ *   BENCH_BCRYPT_COST   bcrypt cost of the app and of the limit (default 12, the app's default).
+ *   BENCH_DURATION      seconds per measured run (default 6; logins run 10 s at least).
+ *   BENCH_CONNECTIONS   concurrent connections of the GET and upload runs (default 10).
+ * Arguments: --json <file> also writes the figures as JSON; --skip-validator leaves the
+ * validator benchmark out.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createConnection } from 'mysql2/promise';
+import type { RowDataPacket } from 'mysql2';
+import { loadConfig } from '../src/config/app-config';
+import type { AppConfig } from '../src/config/app-config';
+import { startApp } from './app-server';
+import { startBaseline } from './baseline-server';
+import { BcryptLimit, measureBcryptLimit } from './bcrypt-limit';
+import { addUsage, NO_USAGE, runLoad, summarize } from './load';
+import type { LoadResult, LoadSpec, RawLoad } from './load-spec';
+import { BenchReport, ScenarioRow, scenarioTable, summaryLines } from './report';
+import { ADMIN_EMAIL, BENCH_PASSWORD, login, seed } from './seed';
+import { formatBenchTable, generatePlugin, runValidatorBench } from './validator.bench';
+
+const SESSIONS_PER_USER = 10;
+const APPROVED_PLUGINS = 200;
+const UPLOAD_BYTES = 20 * 1024;
+const LOGINS_BESIDE_PER_SECOND = 20;
+const WARMUP_SECONDS = 2;
+/** Alternating app/baseline rounds of the GET comparisons. */
+const ROUNDS = 3;
+const LOGIN_MIN_SECONDS = 10;
+
+function positiveInteger(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1) throw new Error(`${name} must be a positive integer`);
+  return Number(raw);
+}
+
+function argument(name: string): string | undefined {
+  const index = process.argv.indexOf(name);
+  if (index < 0) return undefined;
+  const value = process.argv[index + 1];
+  if (!value || value.startsWith('--')) throw new Error(`${name} needs a value`);
+  return value;
+}
+
+/** Same as test/helpers/database.ts: drop every table of the named database. */
+async function emptyMysqlDatabase(
+  database: Extract<AppConfig['database'], { type: 'mysql' }>,
+): Promise<void> {
+  const connection = await createConnection({
+    host: database.host,
+    port: database.port,
+    user: database.username,
+    password: database.password,
+    database: database.database,
+  });
+  try {
+    const [rows] = await connection.query<RowDataPacket[]>(
+      'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()',
+    );
+    await connection.query('SET FOREIGN_KEY_CHECKS = 0');
+    for (const row of rows) await connection.query(`DROP TABLE IF EXISTS \`${String(row.name)}\``);
+    await connection.query('SET FOREIGN_KEY_CHECKS = 1');
+  } finally {
+    await connection.end();
+  }
+}
+
+const progress = (text: string) => process.stderr.write(`[bench] ${text}\n`);
+
+async function main(): Promise<void> {
+  const bcryptCost = positiveInteger('BENCH_BCRYPT_COST', 12);
+  const duration = positiveInteger('BENCH_DURATION', 6);
+  const connections = positiveInteger('BENCH_CONNECTIONS', 10);
+  const jsonFile = argument('--json');
+  const databaseUrl = process.env.BENCH_DATABASE_URL?.trim() || undefined;
+  const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  try {
+    const config = loadConfig(
+      {
+        DATABASE_URL: databaseUrl ?? `sqlite:${join(workDir, 'svc.sqlite')}`,
+        JWT_SECRET: randomBytes(48).toString('base64url'),
+        BCRYPT_COST: String(bcryptCost),
+        RATE_LIMIT: 'off',
+        LOG_LEVEL: 'silent',
+        SVC_ADMIN_EMAILS: ADMIN_EMAIL,
+        COMMUNITY_PLUGIN_DIR: join(workDir, 'community-plugins'),
+        HOST: '127.0.0.1',
+        PORT: '0',
+      },
+      workDir,
+    );
+    if (config.database.type === 'mysql') await emptyMysqlDatabase(config.database);
+    const database =
+      config.database.type === 'sqlite'
+        ? 'SQLite (better-sqlite3, temporary file)'
+        : `MySQL/MariaDB ${config.database.host}:${config.database.port}/${config.database.database} (mysql2)`;
+
+    progress(`measuring one bcrypt compare at cost ${bcryptCost}`);
+    const bcrypt = await measureBcryptLimit(bcryptCost);
+    const report = await measure(config, { database, duration, connections, bcrypt });
+
+    console.log(`\nsvc-api benchmark — ${report.database}`);
+    console.log(
+      `${report.machine.cpu}, ${report.machine.cores} cores, Node ${report.machine.node}; load average at start ` +
+        `${report.machine.loadAverage.map((value) => value.toFixed(2)).join(' ')}; ${duration} s per run ` +
+        `(logins ${Math.max(duration, LOGIN_MIN_SECONDS)} s), ${connections} connections, bcrypt cost ${bcryptCost}\n`,
+    );
+    console.log(
+      scenarioTable(report, {
+        sessions: '200',
+        catalogue: '200',
+        login: '200 success',
+        upload: '201',
+        sessionsUnderLogins: '200',
+      }),
+    );
+    console.log(
+      'ratio = req/s against the bare baseline; CPU us/req = CPU of this process (servers, bcrypt workers, GC; ' +
+        'not the load generator) per answer; other procs CPU % = share of the machine used by other processes ' +
+        'meanwhile (app / baseline)' +
+        (config.database.type === 'mysql' ? ', the database server included' : '') +
+        ': high values make every figure in the row unreliable.\n',
+    );
+    for (const line of summaryLines(report)) console.log(line);
+
+    let validator = null;
+    if (!process.argv.includes('--skip-validator')) {
+      progress('validator benchmark');
+      validator = await runValidatorBench();
+      console.log('\nvalidator (in-process, no HTTP)');
+      console.log(formatBenchTable(validator));
+    }
+    if (jsonFile) writeFileSync(jsonFile, JSON.stringify({ ...report, validator }, null, 2) + '\n');
+
+    const failed = Object.values(report.rows)
+      .filter((row) => row.app.failures > 0 || (row.baseline?.failures ?? 0) > 0)
+      .map((row) => row.name);
+    if (report.loginsBeside.app.failures > 0 || (report.loginsBeside.baseline?.failures ?? 0) > 0) {
+      failed.push(`the logins beside ${report.rows.sessionsUnderLogins.name}`);
+    }
+    if (failed.length > 0) {
+      // Figures over wrong answers mean nothing: say so loudly, but print them all first.
+      console.error(`\nUnexpected answers in: ${failed.join('; ')}`);
+      process.exitCode = 1;
+    }
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+async function measure(
+  config: AppConfig,
+  options: {
+    database: string;
+    duration: number;
+    connections: number;
+    bcrypt: BcryptLimit;
+  },
+): Promise<BenchReport> {
+  const { duration, connections, bcrypt } = options;
+  const loginDuration = Math.max(duration, LOGIN_MIN_SECONDS);
+  const machine = {
+    cpu: cpus()[0]?.model.trim() ?? 'unknown CPU',
+    cores: availableParallelism(),
+    node: process.versions.node,
+    loadAverage: loadavg(),
+  };
+
+  progress('starting the app');
+  const app = await startApp(config);
+  try {
+    progress(`seeding: 3 users, ${SESSIONS_PER_USER} sessions, ${APPROVED_PLUGINS} approved plugins`);
+    const seeded = await seed(app.origin, app.dataSource, {
+      sessions: SESSIONS_PER_USER,
+      approvedPlugins: APPROVED_PLUGINS,
+    });
+    const baseline = await startBaseline(config);
+    try {
+      const auth = { authorization: `Bearer ${seeded.reader.token}` };
+      const loginBody = JSON.stringify({ emailOrUsername: seeded.loginUser.email, password: BENCH_PASSWORD });
+      const get = (title: string, origin: string, path: string): LoadSpec => ({
+        title,
+        origin,
+        method: 'GET',
+        path,
+        headers: auth,
+        connections,
+        duration,
+        expectStatus: 200,
+        expectBodyIncludes: '"status":"success"',
+      });
+      const loginSpec = (title: string, origin: string, extra: Partial<LoadSpec>): LoadSpec => ({
+        title,
+        origin,
+        method: 'POST',
+        path: '/api/v1/login/',
+        headers: { 'content-type': 'application/json' },
+        body: loginBody,
+        connections: 2 * bcrypt.cores + 2,
+        duration: loginDuration,
+        expectStatus: 200,
+        expectBodyIncludes: '"jwt-token"',
+        ...extra,
+      });
+      /** Waits for the bcrypt queue to empty: the pool is first in, first out. */
+      const settle = (origin: string) => login(origin, seeded.loginUser.email);
+      /**
+       * The app and the baseline in alternating rounds, so a change in the machine's other
+       * load (it is shared) falls on both alike; each warms up once before its first round.
+       */
+      const pair = async (
+        name: string,
+        make: (origin: string, who: string) => LoadSpec,
+        rounds: number,
+        afterEach?: (origin: string) => Promise<unknown>,
+      ): Promise<ScenarioRow & { baseline: LoadResult }> => {
+        progress(`${name}: app and bare baseline, ${rounds} round(s) each`);
+        const runs = { app: [] as RawLoad[], baseline: [] as RawLoad[] };
+        const usage = { app: NO_USAGE, baseline: NO_USAGE };
+        for (let round = 0; round < rounds; round++) {
+          for (const [who, origin] of [
+            ['app', app.origin],
+            ['baseline', baseline.origin],
+          ] as const) {
+            const spec = make(origin, who);
+            const measured = await runLoad({
+              warmup: round === 0 ? WARMUP_SECONDS : 0,
+              specs: [{ ...spec, duration: spec.duration / rounds }],
+            });
+            runs[who].push(...measured.runs);
+            usage[who] = addUsage(usage[who], measured);
+            await afterEach?.(origin);
+          }
+        }
+        return {
+          name,
+          app: summarize(runs.app, usage.app),
+          baseline: summarize(runs.baseline, usage.baseline),
+        };
+      };
+
+      const sessionsPath = '/api/v1/sessions/';
+      const sessions = await pair(
+        `GET ${sessionsPath} (${SESSIONS_PER_USER} sessions)`,
+        (origin, who) => get(who, origin, sessionsPath),
+        ROUNDS,
+      );
+      const catalogue = await pair(
+        `GET /api/v1/community-plugins/ (${APPROVED_PLUGINS} approved, limit 50)`,
+        (origin, who) => get(who, origin, '/api/v1/community-plugins/'),
+        ROUNDS,
+      );
+      // One round each: cutting a login run short leaves hashes queued that would slow the next.
+      const loginRow = await pair(
+        'POST /api/v1/login/',
+        (origin, who) => loginSpec(who, origin, {}),
+        1,
+        settle,
+      );
+
+      /** GET while logins arrive at a fixed rate; the logins start first so the pool is busy. */
+      const underLogins = async (origin: string, who: string): Promise<[LoadResult, LoadResult]> => {
+        const measured = await runLoad({
+          warmup: 0,
+          specs: [
+            { ...get(who, origin, sessionsPath), startDelay: 1 },
+            loginSpec(`${who} logins`, origin, {
+              duration: duration + 2,
+              connections: LOGINS_BESIDE_PER_SECOND,
+              overallRate: LOGINS_BESIDE_PER_SECOND,
+            }),
+          ],
+        });
+        await settle(origin);
+        return [
+          summarize([measured.runs[0]], measured, false),
+          summarize([measured.runs[1]], measured, false),
+        ];
+      };
+      const besideName = `GET ${sessionsPath} + ${LOGINS_BESIDE_PER_SECOND} logins/s`;
+      progress(`${besideName}: app`);
+      const [appBeside, appLogins] = await underLogins(app.origin, 'app');
+      progress(`${besideName}: bare baseline`);
+      const [baselineBeside, baselineLogins] = await underLogins(baseline.origin, 'baseline');
+
+      progress(`upload of a ${UPLOAD_BYTES / 1024} KB plugin: app`);
+      const uploadLoad = await runLoad({
+        warmup: 1,
+        specs: [
+          {
+            title: 'app',
+            origin: app.origin,
+            method: 'POST',
+            path: '/api/v1/community-plugins/upload',
+            headers: auth,
+            upload: { namePrefix: `bench-upload-${Date.now()}-`, source: generatePlugin(UPLOAD_BYTES) },
+            connections,
+            duration,
+            expectStatus: 201,
+            expectBodyIncludes: '"status":"success"',
+          },
+        ],
+      });
+      const upload = summarize(uploadLoad.runs, uploadLoad);
+      const uploadName = `POST /api/v1/community-plugins/upload (${UPLOAD_BYTES / 1024} KB)`;
+
+      return {
+        startedAt: new Date().toISOString(),
+        machine,
+        database: options.database,
+        settings: {
+          bcryptCost: bcrypt.cost,
+          duration,
+          connections,
+          loginsBesideRate: LOGINS_BESIDE_PER_SECOND,
+        },
+        bcrypt,
+        rows: {
+          sessions,
+          catalogue,
+          login: loginRow,
+          upload: { name: uploadName, app: upload },
+          sessionsUnderLogins: { name: besideName, app: appBeside, baseline: baselineBeside },
+        },
+        loginsBeside: { app: appLogins, baseline: baselineLogins },
+        aims: {
+          sessionsRatio: sessions.app.requestsPerSecond / sessions.baseline.requestsPerSecond,
+          catalogueRatio: catalogue.app.requestsPerSecond / catalogue.baseline.requestsPerSecond,
+          loginFractionOfLimit: loginRow.app.requestsPerSecond / bcrypt.loginsPerSecond,
+          p99UnderLoginsOverIdle: appBeside.p99 / sessions.app.p99,
+          baselineP99UnderLoginsOverIdle: baselineBeside.p99 / sessions.baseline.p99,
+        },
+      };
+    } finally {
+      await baseline.close();
+    }
+  } finally {
+    await app.close();
+  }
+}
+
+main().then(
+  // The servers, the bcrypt workers and the load generators are all closed by now; should a
+  // stray handle remain, it must not keep `npm run bench` from ending.
+  () => setTimeout(() => process.exit(), 1000).unref(),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
