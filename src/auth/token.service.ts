@@ -8,6 +8,7 @@ import { Clock } from '../common/clock';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { hashToken } from './bearer-token';
+import { jwtKey } from './jwt-key';
 import { UserLoginToken } from './user-login-token.entity';
 
 export interface JwtPayload {
@@ -29,12 +30,17 @@ export interface TokenOwner {
 
 @Injectable()
 export class TokenService {
+  private ownerSql?: string;
+  private readonly signingKey: Buffer;
+
   constructor(
     private readonly jwt: JwtService,
     @InjectRepository(UserLoginToken) private readonly tokens: Repository<UserLoginToken>,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.signingKey = jwtKey(config.jwt.secret);
+  }
 
   /** Signs a JWT for the user and records its hash; expired records of the user are swept. */
   async issue(user: User): Promise<string> {
@@ -48,7 +54,7 @@ export class TokenService {
       jti: randomUUID(),
     };
     const token = await this.jwt.signAsync(payload, {
-      secret: this.config.jwt.secret,
+      secret: this.signingKey,
       algorithm: this.config.jwt.algorithm,
     });
     await this.tokens.delete({ userId: user.id, expiresAt: LessThan(now) });
@@ -74,14 +80,16 @@ export class TokenService {
       .where('token.token_hash = :tokenHash', { tokenHash });
   }
 
+  /** Every authenticated request runs this: its SQL is built once, not per request. */
   async findOwner(tokenHash: string): Promise<TokenOwner | null> {
-    const row = await this.ownerQuery(tokenHash).getRawOne<{
+    this.ownerSql ??= this.ownerQuery('').getQueryAndParameters()[0];
+    const [row] = (await this.tokens.query(this.ownerSql, [tokenHash])) as Array<{
       userId: number;
       name: string;
       email: string;
       isActive: unknown;
       isAdmin: unknown;
-    }>();
+    }>;
     if (!row) return null;
     return {
       userId: Number(row.userId),
