@@ -6,11 +6,20 @@ import { PluginReviewService } from './plugin-review.service';
 import { PluginStorage } from './plugin-storage';
 import { PluginUploadService } from './plugin-upload.service';
 import { UserPlugin } from './user-plugin.entity';
+import { ValidatorPool } from './validator';
 
 @Module({
   imports: [TypeOrmModule.forFeature([UserPlugin])],
   controllers: [CommunityPluginsController],
-  providers: [PluginCatalogueService, PluginReviewService, PluginUploadService, PluginStorage],
+  providers: [
+    PluginCatalogueService,
+    PluginReviewService,
+    PluginUploadService,
+    PluginStorage,
+    // A factory: the pool takes options (for tests), not injected dependencies. Nest still
+    // calls its onApplicationShutdown, which closes the threads after the HTTP server.
+    { provide: ValidatorPool, useFactory: () => new ValidatorPool() },
+  ],
   exports: [PluginCatalogueService, PluginStorage],
 })
 export class CommunityPluginsModule {}

@@ -10,7 +10,7 @@ import { validateMetadata } from './plugin-metadata';
 import { PluginStorage, sha256Hex } from './plugin-storage';
 import { INVALID_METADATA } from './plugin-upload.interceptor';
 import { UserPlugin } from './user-plugin.entity';
-import { validate } from './validator';
+import { ValidatorPool } from './validator';
 
 /** The parsed upload as the multipart interceptor leaves it on the request. */
 export interface UploadedPluginFile {
@@ -31,6 +31,7 @@ export class PluginUploadService {
     @InjectRepository(UserPlugin) private readonly plugins: Repository<UserPlugin>,
     private readonly storage: PluginStorage,
     private readonly clock: Clock,
+    private readonly validator: ValidatorPool,
   ) {}
 
   async upload(
@@ -43,7 +44,7 @@ export class PluginUploadService {
     if (!checked.ok) throw new ApiError(HttpStatus.BAD_REQUEST, INVALID_METADATA, checked.errors);
     const metadata = checked.metadata;
     if (await this.nameTaken(metadata.name)) throw nameExists();
-    const verdict = await validate(file.buffer);
+    const verdict = await this.validator.validate(file.buffer);
     if (!verdict.ok)
       throw new ApiError(HttpStatus.UNPROCESSABLE_ENTITY, 'Plugin failed validation', verdict.violations);
 
