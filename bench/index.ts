@@ -15,9 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createConnection } from 'mysql2/promise';
-import type { RowDataPacket } from 'mysql2';
 import { loadConfig } from '../src/config/app-config';
+import { emptyDatabase } from '../test/helpers/database';
 import type { AppConfig } from '../src/config/app-config';
 import { startApp } from './app-server';
 import { startBaseline } from './baseline-server';
@@ -52,29 +51,6 @@ function argument(name: string): string | undefined {
   return value;
 }
 
-/** Same as test/helpers/database.ts: drop every table of the named database. */
-async function emptyMysqlDatabase(
-  database: Extract<AppConfig['database'], { type: 'mysql' }>,
-): Promise<void> {
-  const connection = await createConnection({
-    host: database.host,
-    port: database.port,
-    user: database.username,
-    password: database.password,
-    database: database.database,
-  });
-  try {
-    const [rows] = await connection.query<RowDataPacket[]>(
-      'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()',
-    );
-    await connection.query('SET FOREIGN_KEY_CHECKS = 0');
-    for (const row of rows) await connection.query(`DROP TABLE IF EXISTS \`${String(row.name)}\``);
-    await connection.query('SET FOREIGN_KEY_CHECKS = 1');
-  } finally {
-    await connection.end();
-  }
-}
-
 const progress = (text: string) => process.stderr.write(`[bench] ${text}\n`);
 
 async function main(): Promise<void> {
@@ -99,7 +75,7 @@ async function main(): Promise<void> {
       },
       workDir,
     );
-    if (config.database.type === 'mysql') await emptyMysqlDatabase(config.database);
+    if (databaseUrl) await emptyDatabase(databaseUrl);
     const database =
       config.database.type === 'sqlite'
         ? 'SQLite (better-sqlite3, temporary file)'

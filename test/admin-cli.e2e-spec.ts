@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp, TEST_JWT_SECRET } from './helpers/test-app';
-import { bootApp, databaseUrlOf, SignedInUser, signUpAs } from './helpers/marketplace';
+import { databaseUrlOf, SignedInUser, signUpAs } from './helpers/marketplace';
+import { bootApp } from './helpers/test-app';
 
 const ROOT = join(__dirname, '..');
 

@@ -3,10 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DataSource, Table } from 'typeorm';
 import { SmtpSink } from './helpers/smtp-sink';
-import { createTestApp, TestApp } from './helpers/test-app';
+import { bootApp, createTestApp, TestApp } from './helpers/test-app';
 import {
   benignPlugin,
-  bootApp,
   databaseUrlOf,
   SignedInUser,
   signUpAs,

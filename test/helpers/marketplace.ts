@@ -1,19 +1,8 @@
-import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import request from 'supertest';
-import { DataSource } from 'typeorm';
-import { AppModule } from '../../src/app.module';
-import { configureApp } from '../../src/bootstrap';
-import { Clock } from '../../src/common/clock';
-import { loadConfig } from '../../src/config/app-config';
-import type { AppConfig } from '../../src/config/app-config';
 import { activate, login, register, STRONG_PASSWORD } from './accounts';
 import type { TestUser } from './accounts';
-import { FakeClock } from './fake-clock';
 import type { SmtpSink } from './smtp-sink';
-import { TEST_JWT_SECRET } from './test-app';
 import type { TestApp } from './test-app';
 
 export const FIXTURES = join(__dirname, '../fixtures/marketplace');
@@ -98,48 +87,6 @@ export async function pluginState(t: TestApp): Promise<{ rows: number; files: st
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   return { rows: Number(row.count), files };
-}
-
-/**
- * The real app on an existing database, not emptied first: for the tests that start the
- * app more than once on the same data (start-up seeding, the schema upgrade).
- */
-export async function bootApp(options: {
-  databaseUrl: string;
-  dataDir: string;
-  env?: Record<string, string | undefined>;
-  logger?: Array<'log' | 'error' | 'warn'>;
-}): Promise<TestApp> {
-  const config: AppConfig = loadConfig(
-    {
-      DATABASE_URL: options.databaseUrl,
-      JWT_SECRET: TEST_JWT_SECRET,
-      BCRYPT_COST: '4',
-      RATE_LIMIT: 'off',
-      COMMUNITY_PLUGIN_DIR: join(options.dataDir, 'community-plugins'),
-      ...options.env,
-    },
-    options.dataDir,
-  );
-  const clock = new FakeClock();
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] })
-    .overrideProvider(Clock)
-    .useValue(clock)
-    .compile();
-  const app: INestApplication = moduleRef.createNestApplication({
-    bodyParser: false,
-    logger: options.logger ?? ['error'],
-  });
-  configureApp(app);
-  await app.init();
-  return {
-    app,
-    config,
-    clock,
-    dataSource: app.get(DataSource),
-    http: () => request(app.getHttpServer()),
-    close: () => app.close(),
-  };
 }
 
 /** The URL a test app's database can be reached at again, by another app or process. */

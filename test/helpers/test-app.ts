@@ -34,29 +34,43 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const databaseUrl = testDatabaseUrl();
   await emptyDatabase(databaseUrl);
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-e2e-data-'));
+  return bootApp({ ...options, databaseUrl, dataDir: mkdtempSync(join(tmpdir(), 'svc-e2e-data-')) });
+}
+
+/**
+ * The real app on an existing database, not emptied first: for the tests that start the
+ * app more than once on the same data (start-up seeding, the schema upgrade).
+ */
+export async function bootApp(options: {
+  databaseUrl: string;
+  dataDir: string;
+  smtp?: SmtpSink;
+  env?: Record<string, string | undefined>;
+  logger?: Array<'log' | 'error' | 'warn'>;
+}): Promise<TestApp> {
+  const { smtp } = options;
   const config = loadConfig(
     {
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: options.databaseUrl,
       JWT_SECRET: TEST_JWT_SECRET,
       BCRYPT_COST: '4',
       RATE_LIMIT: 'off',
       LOG_LEVEL: 'silent',
-      SMTP_HOST: options.smtp ? '127.0.0.1' : undefined,
-      SMTP_PORT: options.smtp ? String(options.smtp.port) : undefined,
+      SMTP_HOST: smtp ? '127.0.0.1' : undefined,
+      SMTP_PORT: smtp ? String(smtp.port) : undefined,
       SMTP_SECURE: 'false',
       SMTP_FROM: 'SVC <svc@test.local>',
-      COMMUNITY_PLUGIN_DIR: join(dataDir, 'community-plugins'),
+      COMMUNITY_PLUGIN_DIR: join(options.dataDir, 'community-plugins'),
       ...options.env,
     },
-    dataDir,
+    options.dataDir,
   );
   const clock = new FakeClock();
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] })
     .overrideProvider(Clock)
     .useValue(clock)
     .compile();
-  const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
+  const app = moduleRef.createNestApplication({ bodyParser: false, logger: options.logger ?? ['error'] });
   configureApp(app);
   await app.init();
   return {
