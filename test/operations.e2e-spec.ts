@@ -58,6 +58,8 @@ describe('health, request ids, security headers', () => {
     expect(response.headers['x-content-type-options']).toBe('nosniff');
     expect(response.headers['x-frame-options']).toBe('SAMEORIGIN');
     expect(response.headers['content-security-policy']).toContain("default-src 'self'");
+    // Plain HTTP is the default: asking browsers to upgrade would break the Swagger UI.
+    expect(response.headers['content-security-policy']).not.toContain('upgrade-insecure-requests');
     expect(response.headers['x-powered-by']).toBeUndefined();
   });
 
