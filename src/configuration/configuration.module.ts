@@ -1,4 +1,4 @@
-import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { MultipartFieldsMiddleware } from '../common/multipart-fields.middleware';
 import { ConfigurationItem } from './configuration-item.entity';
@@ -14,13 +14,6 @@ import { ConfigurationService } from './configuration.service';
 export class ConfigurationModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     // Request arguments may come as multipart form fields too, as on the account endpoints.
-    // Named by path and method: with the controller's catch-all 405 route, forRoutes(controller)
-    // would run the parser twice on one request.
-    consumer
-      .apply(MultipartFieldsMiddleware)
-      .forRoutes(
-        { path: 'configuration', method: RequestMethod.GET },
-        { path: 'configuration', method: RequestMethod.PATCH },
-      );
+    consumer.apply(MultipartFieldsMiddleware).forRoutes(ConfigurationController);
   }
 }

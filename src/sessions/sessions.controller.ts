@@ -47,7 +47,7 @@ import { SessionDetail, SessionPath, SessionsService, SessionSummary } from './s
 const LIST = 'sessions';
 const ONE = 'sessions/:session_id';
 const WITH_ACTION = 'sessions/:session_id/:action';
-export const SESSION_PATHS = [LIST, ONE, WITH_ACTION];
+const SESSION_PATHS = [LIST, ONE, WITH_ACTION];
 const ALLOW = 'GET, POST, PATCH, DELETE, OPTIONS';
 
 const ApiSessionId = () => ApiParam({ name: 'session_id', schema: SESSION_ID });

@@ -1,4 +1,4 @@
-import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { MultipartFieldsMiddleware } from '../common/multipart-fields.middleware';
 import { Target } from './target.entity';
@@ -14,8 +14,6 @@ import { TargetsService } from './targets.service';
 export class TargetsModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     // Request arguments may come as multipart form fields too, as on the account endpoints.
-    // Named by path and method: with the controller's catch-all 405 route, forRoutes(controller)
-    // would run the parser twice on one request.
-    consumer.apply(MultipartFieldsMiddleware).forRoutes({ path: 'targets', method: RequestMethod.POST });
+    consumer.apply(MultipartFieldsMiddleware).forRoutes(TargetsController);
   }
 }
