@@ -38,8 +38,11 @@ export const METADATA_FIELDS = [
  * (bidirectional overrides, zero-width joiners), which would make a name read as another.
  */
 const CONTROL_OR_FORMAT = /[\p{Cc}\p{Cf}]/u;
-/** A description is free text: line breaks and tabs are fine in it, other controls are not. */
-const CONTROL_IN_TEXT = /[^\P{Cc}\t\n\r]|[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+/**
+ * Free text (a description, a rejection reason): line breaks and tabs are fine in it, other
+ * controls and the bidirectional overrides are not.
+ */
+export const CONTROL_IN_TEXT = /[^\P{Cc}\t\n\r]|[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
 
 const lengthOf = (text: string): number => [...text].length;
 

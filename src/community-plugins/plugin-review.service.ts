@@ -8,6 +8,7 @@ import { PluginStatus, REJECTION_REASON_MAX_LENGTH } from './plugin-constants';
 import { findPluginOr404, pluginNotFound } from './plugin-lookup';
 import { PluginStorage, sha256Hex } from './plugin-storage';
 import { UserPlugin } from './user-plugin.entity';
+import { CONTROL_IN_TEXT } from './plugin-metadata';
 
 export interface PluginSource {
   id: number;
@@ -31,9 +32,6 @@ export interface ReviewHistory {
 /** The statuses each review action starts from. */
 const APPROVABLE: PluginStatus[] = ['pending', 'rejected'];
 const REJECTABLE: PluginStatus[] = ['pending', 'approved'];
-
-/** Line breaks and tabs are fine in a reason; other control characters are not. */
-const CONTROL_IN_TEXT = /[^\P{Cc}\t\n\r]/u;
 
 /** What admins do: read the source, approve, reject, delete, read the review timeline. */
 @Injectable()
