@@ -26,6 +26,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunningApp, startApp } from './lib/app-process';
+import { intFromEnv } from './lib/env';
 import { isAborting, registerCleanup, runScript, sleep } from './lib/cleanup';
 import { HttpClient } from './lib/http-client';
 import { PrivateMariaDb } from './lib/mariadb-server';
@@ -57,15 +58,6 @@ const PACE_MS = 40;
 const MAX_REQUESTS = 60_000;
 const STEADY_MS = 3_000;
 const AFTER_MS = 8_000;
-
-function intFromEnv(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max)
-    throw new Error(`${name} must be ${min}..${max}`);
-  return value;
-}
 
 const UNAVAILABLE = { status: 'fail', message: 'Service unavailable' };
 

@@ -17,6 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApp } from './lib/app-process';
+import { intFromEnv } from './lib/env';
 import { isAborting, registerCleanup, runScript } from './lib/cleanup';
 import { histogram, latencyTable, ms, percentile } from './lib/stats';
 import { ensureDatabase, printWriteReport, verifyWrites } from './lib/write-check';
@@ -33,15 +34,6 @@ const MIX: Record<OperationKind, number> = {
   configuration: 10,
   'plugins-mine': 14,
 };
-
-function intFromEnv(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max)
-    throw new Error(`${name} must be ${min}..${max}`);
-  return value;
-}
 
 /** Exactly `total` operations in the MIX proportions (largest remainders get the rounding). */
 function plan(total: number, seed: number): OperationKind[] {
