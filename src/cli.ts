@@ -4,7 +4,7 @@ import { AdminCliModule } from './admin-cli/admin-cli.module';
 import { ConfigError } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
 
-/** `svc-admin promote|demote <EMAIL>`, `svc-admin list`: exit status 0 on success, 1 on any failure. */
+/** `svc-admin promote|demote|deactivate|activate <EMAIL>`, `svc-admin list`: exit status 0 on success, 1 on any failure. */
 async function main(): Promise<void> {
   let config;
   try {

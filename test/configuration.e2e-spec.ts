@@ -1,7 +1,7 @@
 import type { Response } from 'supertest';
 import { ConfigurationService } from '../src/configuration/configuration.service';
 import { configurationDefaults } from '../src/configuration/configuration-defaults';
-import { activate, login, newUser, register, signUp, TestUser } from './helpers/accounts';
+import { login, newUser, registerAndActivate, signUp, TestUser } from './helpers/accounts';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
@@ -42,8 +42,7 @@ describe('configuration', () => {
     await smtp.start();
     t = await createTestApp({ smtp, env: { SVC_ADMIN_EMAILS: ADMIN_EMAIL } });
     const adminUser = { ...newUser('cfgadmin'), email: ADMIN_EMAIL };
-    await register(t, adminUser);
-    await activate(t, smtp, adminUser);
+    await registerAndActivate(t, smtp, adminUser);
     admin = { ...adminUser, token: await login(t, adminUser) };
     user = await signUp(t, smtp, 'cfguser');
   });

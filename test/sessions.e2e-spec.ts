@@ -1,5 +1,5 @@
 import type { Response } from 'supertest';
-import { activate, login, newUser, register, signUp, TestUser } from './helpers/accounts';
+import { login, newUser, registerAndActivate, signUp, TestUser } from './helpers/accounts';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
@@ -419,8 +419,7 @@ describe('sessions', () => {
 
     it('gives admins their own sessions only: no cross-user listing or access', async () => {
       const adminUser = { ...newUser('sadmin'), email: ADMIN_EMAIL };
-      await register(t, adminUser);
-      await activate(t, smtp, adminUser);
+      await registerAndActivate(t, smtp, adminUser);
       const admin = { ...adminUser, token: await login(t, adminUser) };
       const alices = await createSession(alice, 'not-for-admins');
       const own = await createSession(admin, 'admin-own');

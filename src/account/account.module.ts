@@ -4,6 +4,7 @@ import { MultipartFieldsMiddleware } from '../common/multipart-fields.middleware
 import { AccountController } from './account.controller';
 import { AccountService } from './account.service';
 import { EmailConfirmation } from './email-confirmation.entity';
+import { OtpService } from './otp.service';
 import { PasswordHasher } from './password-hasher.service';
 import { User } from './user.entity';
 import { UsersService } from './users.service';
@@ -11,7 +12,7 @@ import { UsersService } from './users.service';
 @Module({
   imports: [TypeOrmModule.forFeature([User, EmailConfirmation])],
   controllers: [AccountController],
-  providers: [AccountService, UsersService, PasswordHasher],
+  providers: [AccountService, UsersService, OtpService, PasswordHasher],
   exports: [UsersService, PasswordHasher],
 })
 export class AccountModule implements NestModule {

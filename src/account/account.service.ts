@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { DataSource, LessThan, Not, QueryFailedError, Repository } from 'typeorm';
+import { DataSource, Not, QueryFailedError, Repository } from 'typeorm';
 import { UserLoginToken } from '../auth/user-login-token.entity';
 import { Clock } from '../common/clock';
 import { AccountResponse, accountFail, accountSuccess } from '../common/envelopes';
@@ -11,14 +11,14 @@ import { APP_CONFIG } from '../config/config.module';
 import { MailDeliveryError, MailService } from '../mail/mail.service';
 import { EmailConfirmation } from './email-confirmation.entity';
 import { activationMail, otpMail } from './mail-templates';
-import { isValidOtp, newOtpSecret, otpFor } from './otp';
+import { identityKey, MAX_IDENTITY_KEY_LENGTH } from './identity-key';
+import { newOtpSecret } from './otp';
+import { OtpService } from './otp.service';
 import { fitsBcrypt, PasswordHasher } from './password-hasher.service';
 import { User } from './user.entity';
-import { normalizeEmail, UsersService } from './users.service';
+import { UsersService } from './users.service';
 
 const CONFIRMATION_LIFETIME_MS = 60 * 60 * 1000;
-/** After this many wrong OTPs the secret is replaced, so the code under attack is dead. */
-export const MAX_OTP_FAILURES = 5;
 const MAX_USERNAME_LENGTH = 64;
 const MAX_EMAIL_LENGTH = 254;
 
@@ -38,6 +38,7 @@ export class AccountService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly usersService: UsersService,
+    private readonly otps: OtpService,
     private readonly hasher: PasswordHasher,
     private readonly mail: MailService,
     private readonly clock: Clock,
@@ -54,33 +55,43 @@ export class AccountService {
     if (isMissing(password)) return accountFail('Missing password value');
     if (isMissing(confirmPassword)) return accountFail('Missing confirm password value');
     if (password !== confirmPassword) return accountFail("Password doesn't match");
+    const emailKey = identityKey(email);
     // The length bound keeps an operator's own EMAIL_PATTERN away from huge inputs.
-    if (email.length > MAX_EMAIL_LENGTH || !this.config.emailPattern.test(email)) {
+    if (
+      email.length > MAX_EMAIL_LENGTH ||
+      emailKey.length > MAX_IDENTITY_KEY_LENGTH ||
+      !this.config.emailPattern.test(email)
+    ) {
       return accountFail('Choose a valid email');
     }
     if (!this.isStrongPassword(password)) return accountFail('Choose a strong password');
-    if (!isAcceptableUsername(username)) return accountFail('Choose a valid username');
-    if (await this.usersService.findByName(username)) return accountFail('Username already exists');
-    if (await this.usersService.findByEmail(email)) return accountFail('Email already exists');
+    const nameKey = identityKey(username);
+    if (!isAcceptableUsername(username) || nameKey.length > MAX_IDENTITY_KEY_LENGTH) {
+      return accountFail('Choose a valid username');
+    }
+    if (await this.users.existsBy({ nameKey })) return accountFail('Username already exists');
+    if (await this.users.existsBy({ emailKey })) return accountFail('Email already exists');
 
     const user = this.users.create({
       name: username,
-      email: normalizeEmail(email),
+      nameKey,
+      email: email.trim().toLowerCase(),
+      emailKey,
       password: await this.hasher.hash(password),
       isActive: false,
       // SVC_ADMIN_EMAILS names admins whether they registered before the start or after it.
-      isAdmin: this.config.adminEmails.includes(normalizeEmail(email)),
+      isAdmin: this.usersService.isListedAdmin(email),
       otpSecretKey: newOtpSecret(),
-      otpFailedAttempts: 0,
       createdAt: this.clock.now(),
     });
     try {
       await this.users.insert(user);
     } catch (error) {
-      // Two registrations raced past the checks above; the unique index decided.
+      // Two registrations raced past the checks above; the unique key indexes decided.
       if (!(error instanceof QueryFailedError)) throw error;
-      if (await this.usersService.findByName(username)) return accountFail('Username already exists');
-      return accountFail('Email already exists');
+      if (await this.users.existsBy({ nameKey })) return accountFail('Username already exists');
+      if (await this.users.existsBy({ emailKey })) return accountFail('Email already exists');
+      throw error;
     }
     return accountSuccess('User created successfully');
   }
@@ -114,6 +125,10 @@ export class AccountService {
     return sent;
   }
 
+  /**
+   * Single use: the key is consumed in the same transaction that confirms the email. An
+   * admin's address also loses a password chosen before this proof of the mailbox.
+   */
   async verifyConfirmation(keyValue: string): Promise<AccountResponse> {
     const confirmation = await this.confirmations.findOne({ where: { keyValue }, relations: { user: true } });
     if (!confirmation) return accountSuccess('Invalid Link');
@@ -121,11 +136,12 @@ export class AccountService {
       const email = confirmation.user?.email;
       return email ? accountSuccess('Link Expired', { email }) : accountSuccess('Invalid Link');
     }
-    // Single use: the key is consumed in the same transaction that activates the user.
     const consumed = await this.dataSource.transaction(async (manager) => {
       const deleted = await manager.delete(EmailConfirmation, { id: confirmation.id });
       if (!deleted.affected) return false;
       await manager.update(User, { id: confirmation.userId }, { isActive: true });
+      const user = await manager.findOneBy(User, { id: confirmation.userId });
+      if (user) await this.usersService.dropUnprovenAdminPassword(manager, user);
       return true;
     });
     return consumed ? accountSuccess('Email Verified') : accountSuccess('Invalid Link');
@@ -134,9 +150,9 @@ export class AccountService {
   async generateOtp(identifier: string | undefined): Promise<AccountResponse> {
     const user = await this.usersService.findByEmailOrName(identifier);
     if (!user) return accountFail("Username / Email doesn't exist");
-    const otp = await otpFor(user.otpSecretKey, this.clock.now());
+    const issued = await this.otps.issue(user.id);
     try {
-      await this.mail.send(otpMail(user.email, user.name, otp));
+      await this.mail.send(otpMail(user.email, user.name, issued.otp));
     } catch (error) {
       if (error instanceof MailDeliveryError) return accountFail(error.message);
       throw error;
@@ -147,7 +163,7 @@ export class AccountService {
   async verifyOtp(identifier: string | undefined, otp: string | undefined): Promise<AccountResponse> {
     const user = await this.usersService.findByEmailOrName(identifier);
     if (!user || isMissing(otp)) return accountFail("Username / Email doesn't exist");
-    if (!(await this.checkOtp(user, otp))) return accountFail('Invalid OTP');
+    if (!(await this.otps.check(user.id, otp))) return accountFail('Invalid OTP');
     return accountSuccess('OTP Verified');
   }
 
@@ -161,49 +177,19 @@ export class AccountService {
     const user =
       isMissing(password) || isMissing(otp) ? null : await this.usersService.findByEmailOrName(identifier);
     if (!user || isMissing(password) || isMissing(otp)) return accountFail('Password Change Unsuccessful');
-    if (!(await this.checkOtp(user, otp))) return accountFail('Invalid OTP');
+    const checked = await this.otps.check(user.id, otp);
+    if (!checked) return accountFail('Invalid OTP');
 
     const hash = await this.hasher.hash(password);
-    // A new secret makes the used OTP worthless; every session of the old password ends.
-    await this.dataSource.transaction(async (manager) => {
-      await manager.update(
-        User,
-        { id: user.id },
-        { password: hash, otpSecretKey: newOtpSecret(), otpFailedAttempts: 0 },
-      );
+    // The OTP is consumed by the same conditional write that stores the password, so one
+    // code changes it once however many requests carry it; every old session ends.
+    const changed = await this.dataSource.transaction(async (manager) => {
+      if (!(await this.otps.consume(manager, user.id, checked, { password: hash, passwordSetViaOtp: true })))
+        return false;
       await manager.delete(UserLoginToken, { userId: user.id });
-    });
-    return accountSuccess('Password Change Successful');
-  }
-
-  /**
-   * Every check first claims one of the user's attempts in a single conditional UPDATE, so
-   * parallel guesses cannot exceed the budget; the last failure replaces the secret.
-   */
-  private async checkOtp(user: User, otp: string): Promise<boolean> {
-    const claimed = await this.users
-      .createQueryBuilder()
-      .update(User)
-      .set({ otpFailedAttempts: () => 'otp_failed_attempts + 1' })
-      .where('id = :id AND otp_failed_attempts < :max', { id: user.id, max: MAX_OTP_FAILURES })
-      .execute();
-    if (!claimed.affected) {
-      await this.replaceOtpSecret(user.id);
-      return false;
-    }
-    if (await isValidOtp(user.otpSecretKey, otp, this.clock.now())) {
-      await this.users.update({ id: user.id }, { otpFailedAttempts: 0 });
       return true;
-    }
-    await this.users.update(
-      { id: user.id, otpFailedAttempts: Not(LessThan(MAX_OTP_FAILURES)) },
-      { otpSecretKey: newOtpSecret(), otpFailedAttempts: 0 },
-    );
-    return false;
-  }
-
-  private async replaceOtpSecret(userId: number): Promise<void> {
-    await this.users.update({ id: userId }, { otpSecretKey: newOtpSecret(), otpFailedAttempts: 0 });
+    });
+    return changed ? accountSuccess('Password Change Successful') : accountFail('Invalid OTP');
   }
 
   private isStrongPassword(password: string): boolean {

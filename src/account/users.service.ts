@@ -1,49 +1,80 @@
 import { Inject, Injectable, OnApplicationBootstrap, Logger } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { In, Repository } from 'typeorm';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, EntityManager, In, Repository } from 'typeorm';
+import { UserLoginToken } from '../auth/user-login-token.entity';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { identityKey } from './identity-key';
 import { User } from './user.entity';
 
 @Injectable()
 export class UsersService implements OnApplicationBootstrap {
   private readonly logger = new Logger('Users');
+  /** SVC_ADMIN_EMAILS as keys, compared like every other email. */
+  private readonly adminKeys: Set<string>;
 
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
+    @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.adminKeys = new Set(config.adminEmails.map(identityKey));
+  }
 
-  /** The spec's lookup: by email first, then by name. */
+  /** The spec's lookup: by email first, then by name; one indexed query for both. */
   async findByEmailOrName(identifier: string | undefined): Promise<User | null> {
     if (!identifier) return null;
-    return (await this.findByEmail(identifier)) ?? (await this.findByName(identifier));
+    const key = identityKey(identifier);
+    const found = await this.users.find({ where: [{ emailKey: key }, { nameKey: key }], take: 2 });
+    return found.find((user) => user.emailKey === key) ?? found[0] ?? null;
   }
 
   findByEmail(email: string): Promise<User | null> {
-    return this.users.findOne({ where: { email: normalizeEmail(email) } });
+    return this.users.findOneBy({ emailKey: identityKey(email) });
   }
 
-  /** Names compare without case on every database, as MySQL's collation does. */
   findByName(name: string): Promise<User | null> {
-    return this.users.createQueryBuilder('user').where('LOWER(user.name) = LOWER(:name)', { name }).getOne();
+    return this.users.findOneBy({ nameKey: identityKey(name) });
+  }
+
+  isListedAdmin(email: string): boolean {
+    return this.adminKeys.has(identityKey(email));
+  }
+
+  isAdmin(user: Pick<User, 'isAdmin' | 'email'>): boolean {
+    return user.isAdmin || this.isListedAdmin(user.email);
+  }
+
+  /**
+   * A password chosen before the mailbox owner proved control must never carry admin
+   * rights: whoever registered an admin's address first would otherwise log in as admin once
+   * the owner clicks the link. Such a password is cleared (the spec's "has no password")
+   * and every token of it revoked; the owner sets one through the OTP mail.
+   */
+  async dropUnprovenAdminPassword(manager: EntityManager, user: User): Promise<boolean> {
+    if (!this.isAdmin(user) || user.passwordSetViaOtp || user.password === null) return false;
+    await manager.update(User, { id: user.id }, { password: null });
+    await manager.delete(UserLoginToken, { userId: user.id });
+    return true;
   }
 
   /** Admins named in SVC_ADMIN_EMAILS are seeded at start-up. */
   async onApplicationBootstrap(): Promise<void> {
-    if (this.config.adminEmails.length === 0) return;
-    const result = await this.users.update(
-      { email: In(this.config.adminEmails), isAdmin: false },
-      { isAdmin: true },
-    );
-    if (result.affected) this.logger.log(`Promoted ${result.affected} user(s) from SVC_ADMIN_EMAILS`);
+    if (this.adminKeys.size === 0) return;
+    const promoted = await this.users.findBy({ emailKey: In([...this.adminKeys]), isAdmin: false });
+    let cleared = 0;
+    for (const user of promoted) {
+      await this.dataSource.transaction(async (manager) => {
+        await manager.update(User, { id: user.id, isAdmin: false }, { isAdmin: true });
+        if (await this.dropUnprovenAdminPassword(manager, { ...user, isAdmin: true })) cleared += 1;
+      });
+    }
+    if (promoted.length) this.logger.log(`Promoted ${promoted.length} user(s) from SVC_ADMIN_EMAILS`);
+    if (cleared) {
+      this.logger.warn(
+        `${cleared} promoted user(s) had a password not set through the OTP mail; it was cleared, ` +
+          'and they set one with generate/otp and new-password before logging in',
+      );
+    }
   }
-
-  isAdmin(user: Pick<User, 'isAdmin' | 'email'>): boolean {
-    return user.isAdmin || this.config.adminEmails.includes(user.email);
-  }
-}
-
-export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
 }

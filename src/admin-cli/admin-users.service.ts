@@ -1,7 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, Repository } from 'typeorm';
+import { identityKey } from '../account/identity-key';
 import { User } from '../account/user.entity';
+import { UserLoginToken } from '../auth/user-login-token.entity';
+import { Clock } from '../common/clock';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 
@@ -21,12 +24,14 @@ export interface AdminSummary {
   email: string;
 }
 
-/** The admin flag as the CLI changes it: by email, compared as registration stores it (trimmed, lower case). */
+/** Users as the CLI changes them: found by email, compared by its key as every lookup is. */
 @Injectable()
 export class AdminUsersService {
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
+    @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly clock: Clock,
   ) {}
 
   promote(email: string): Promise<RoleChange> {
@@ -39,7 +44,25 @@ export class AdminUsersService {
 
   /** An email in SVC_ADMIN_EMAILS is promoted again at every start, whatever the CLI did. */
   isSeeded(email: string): boolean {
-    return this.config.adminEmails.includes(normalize(email));
+    return this.config.adminEmails.some((listed) => identityKey(listed) === identityKey(email));
+  }
+
+  /** Takes the account out of service: login is refused and every token dies in the same transaction. */
+  async deactivate(email: string): Promise<RoleChange> {
+    const user = await this.find(email);
+    if (user.deactivatedAt) return 'unchanged';
+    await this.dataSource.transaction(async (manager) => {
+      await manager.update(User, { id: user.id }, { deactivatedAt: this.clock.now() });
+      await manager.delete(UserLoginToken, { userId: user.id });
+    });
+    return 'changed';
+  }
+
+  /** Puts the account back in service; an email never confirmed still has to be. */
+  async activate(email: string): Promise<{ change: RoleChange; emailConfirmed: boolean }> {
+    const user = await this.find(email);
+    if (user.deactivatedAt) await this.users.update({ id: user.id }, { deactivatedAt: null });
+    return { change: user.deactivatedAt ? 'changed' : 'unchanged', emailConfirmed: user.isActive };
   }
 
   async list(): Promise<AdminSummary[]> {
@@ -48,12 +71,15 @@ export class AdminUsersService {
   }
 
   private async setAdmin(email: string, isAdmin: boolean): Promise<RoleChange> {
-    const user = await this.users.findOneBy({ email: normalize(email) });
-    if (!user) throw new UnknownEmailError(email.trim());
+    const user = await this.find(email);
     if (user.isAdmin === isAdmin) return 'unchanged';
     await this.users.update({ id: user.id }, { isAdmin });
     return 'changed';
   }
-}
 
-const normalize = (email: string): string => email.trim().toLowerCase();
+  private async find(email: string): Promise<User> {
+    const user = await this.users.findOneBy({ emailKey: identityKey(email) });
+    if (!user) throw new UnknownEmailError(email.trim());
+    return user;
+  }
+}

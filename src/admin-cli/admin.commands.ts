@@ -54,6 +54,41 @@ export class DemoteCommand extends CommandRunner {
   }
 }
 
+@Command({
+  name: 'deactivate',
+  arguments: '<email>',
+  description: 'Take the account out of service: login refused, every token revoked',
+})
+export class DeactivateCommand extends CommandRunner {
+  constructor(private readonly admins: AdminUsersService) {
+    super();
+  }
+
+  run([email]: string[]): Promise<void> {
+    return reportingUnknownEmail(async () => {
+      const change = await this.admins.deactivate(email);
+      out(change === 'changed' ? `Deactivated ${email.trim()}` : `${email.trim()} is already deactivated`);
+    });
+  }
+}
+
+@Command({ name: 'activate', arguments: '<email>', description: 'Put a deactivated account back in service' })
+export class ActivateCommand extends CommandRunner {
+  constructor(private readonly admins: AdminUsersService) {
+    super();
+  }
+
+  run([email]: string[]): Promise<void> {
+    return reportingUnknownEmail(async () => {
+      const { change, emailConfirmed } = await this.admins.activate(email);
+      out(change === 'changed' ? `Activated ${email.trim()}` : `${email.trim()} is not deactivated`);
+      if (!emailConfirmed) {
+        err(`Note: ${email.trim()} has not confirmed its email yet; login waits for that confirmation.`);
+      }
+    });
+  }
+}
+
 @Command({ name: 'list', description: 'List the admins, one per line: id, email and name, tab-separated' })
 export class ListCommand extends CommandRunner {
   constructor(private readonly admins: AdminUsersService) {

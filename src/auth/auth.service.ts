@@ -20,7 +20,8 @@ export class AuthService {
     // Unknown users cost one bcrypt comparison too, so timing does not tell who exists.
     const passwordMatches = await this.hasher.verify(password, user?.password);
     if (!user || !passwordMatches) return accountFail('Invalid login credentials');
-    if (!user.isActive) return accountFail('Your account is not active');
+    // Not yet confirmed, or taken out of service by an operator.
+    if (!user.isActive || user.deactivatedAt) return accountFail('Your account is not active');
     return accountSuccess({ 'jwt-token': await this.tokens.issue(user) });
   }
 

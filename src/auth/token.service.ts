@@ -24,6 +24,7 @@ export interface TokenOwner {
   userId: number;
   name: string;
   email: string;
+  /** Confirmed and not deactivated: the only owner whose tokens are honoured. */
   isActive: boolean;
   isAdmin: boolean;
 }
@@ -76,6 +77,7 @@ export class TokenService {
       .addSelect('user.name', 'name')
       .addSelect('user.email', 'email')
       .addSelect('user.is_active', 'isActive')
+      .addSelect('user.deactivated_at', 'deactivatedAt')
       .addSelect('user.is_admin', 'isAdmin')
       .where('token.token_hash = :tokenHash', { tokenHash });
   }
@@ -88,6 +90,7 @@ export class TokenService {
       name: string;
       email: string;
       isActive: unknown;
+      deactivatedAt: unknown;
       isAdmin: unknown;
     }>;
     if (!row) return null;
@@ -95,7 +98,7 @@ export class TokenService {
       userId: Number(row.userId),
       name: row.name,
       email: row.email,
-      isActive: Boolean(Number(row.isActive)),
+      isActive: Boolean(Number(row.isActive)) && row.deactivatedAt === null,
       isAdmin: Boolean(Number(row.isAdmin)),
     };
   }

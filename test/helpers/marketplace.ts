@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { activate, login, register, STRONG_PASSWORD } from './accounts';
+import { login, registerAndActivate, STRONG_PASSWORD } from './accounts';
 import type { TestUser } from './accounts';
 import type { SmtpSink } from './smtp-sink';
 import type { TestApp } from './test-app';
@@ -32,8 +32,7 @@ export interface SignedInUser extends TestUser {
 /** Registered, activated and logged in under the given name and email (admins need a known email). */
 export async function signUpAs(t: TestApp, smtp: SmtpSink, username: string): Promise<SignedInUser> {
   const user: TestUser = { username, email: `${username}@example.com`, password: STRONG_PASSWORD };
-  await register(t, user);
-  await activate(t, smtp, user);
+  await registerAndActivate(t, smtp, user);
   const token = await login(t, user);
   const me = await t
     .http()
