@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { activate, login, register, STRONG_PASSWORD } from './helpers/accounts';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp, TEST_JWT_SECRET } from './helpers/test-app';
 import { databaseUrlOf, SignedInUser, signUpAs } from './helpers/marketplace';
@@ -149,7 +150,7 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
     });
 
     it('exits 1 with `No user found with email <EMAIL>` on stderr for an unknown email', async () => {
-      for (const command of ['promote', 'demote']) {
+      for (const command of ['promote', 'demote', 'deactivate', 'activate']) {
         expect(await svcAdmin(url, [command, 'nobody@example.com'])).toEqual({
           code: 1,
           stdout: '',
@@ -201,6 +202,67 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
         code: 1,
         stdout: '',
         stderr: 'Invalid environment: DATABASE_URL must be sqlite:<path> or mysql://user:pass@host:3306/db\n',
+      });
+    });
+  });
+
+  describe('svc-admin deactivate | activate', () => {
+    let t: TestApp;
+    let url: string;
+    beforeAll(async () => {
+      t = await createTestApp({ smtp });
+      url = databaseUrlOf(t);
+    });
+    afterAll(() => t.close());
+
+    const meStatus = async (token: string) =>
+      (await t.http().get('/api/v1/community-plugins/me/').set('Authorization', `Bearer ${token}`)).status;
+    const loginBody = async (user: SignedInUser) =>
+      (await t.http().post('/api/v1/login/').send({ emailOrUsername: user.email, password: user.password }))
+        .body as { status: string; message: unknown };
+
+    it('takes an account out of service: every token dies at once, login and the activation link do not bring it back', async () => {
+      const carl = await signUpAs(t, smtp, 'carl');
+      const secondToken = await login(t, carl);
+      expect(await svcAdmin(url, ['deactivate', ' CARL@example.com'])).toEqual({
+        code: 0,
+        stdout: 'Deactivated CARL@example.com\n',
+        stderr: '',
+      });
+      expect(await meStatus(carl.token)).toBe(401);
+      expect(await meStatus(secondToken)).toBe(401);
+      expect(await loginBody(carl)).toEqual({ status: 'fail', message: 'Your account is not active' });
+      // The activation link confirms an email; it does not undo an operator's decision.
+      await activate(t, smtp, carl);
+      expect(await loginBody(carl)).toEqual({ status: 'fail', message: 'Your account is not active' });
+      expect(await svcAdmin(url, ['deactivate', carl.email])).toEqual({
+        code: 0,
+        stdout: 'carl@example.com is already deactivated\n',
+        stderr: '',
+      });
+
+      expect(await svcAdmin(url, ['activate', carl.email])).toEqual({
+        code: 0,
+        stdout: 'Activated carl@example.com\n',
+        stderr: '',
+      });
+      expect(await meStatus(carl.token)).toBe(401);
+      expect(await meStatus(await login(t, carl))).toBe(200);
+      expect(await svcAdmin(url, ['activate', carl.email])).toEqual({
+        code: 0,
+        stdout: 'carl@example.com is not deactivated\n',
+        stderr: '',
+      });
+    });
+
+    it('activating an account whose email is unconfirmed says that login still waits for it', async () => {
+      const user = { username: 'dora', email: 'dora@example.com', password: STRONG_PASSWORD };
+      await register(t, user);
+      expect(await svcAdmin(url, ['activate', user.email])).toEqual({
+        code: 0,
+        stdout: 'dora@example.com is not deactivated\n',
+        stderr:
+          'Note: dora@example.com has not confirmed its email yet; login waits for that confirmation.\n',
       });
     });
   });
