@@ -10,6 +10,7 @@ import { createPool, Pool, RowDataPacket } from 'mysql2/promise';
 import { createHash, createSecretKey, randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { identityKey } from '../src/account/identity-key';
 import { BcryptPool } from '../src/account/bcrypt-pool';
 import type { AppConfig } from '../src/config/app-config';
 
@@ -18,6 +19,7 @@ interface TokenOwnerRow {
   name: string;
   email: string;
   isActive: unknown;
+  deactivatedAt: unknown;
   isAdmin: unknown;
 }
 
@@ -45,6 +47,8 @@ interface UserRow {
   User_name: string;
   User_password: string | null;
   User_is_active: unknown;
+  User_deactivated_at: unknown;
+  User_email_key: string | null;
 }
 
 /** The queries of the measured routes, one implementation per driver. */
@@ -53,8 +57,7 @@ interface BaselineStore {
   sessions(userId: number): Promise<SessionRow[]>;
   plugins(status: string, limit: number, offset: number): Promise<PluginRow[]>;
   countPlugins(status: string): Promise<number>;
-  userByEmail(email: string): Promise<UserRow | undefined>;
-  userByName(name: string): Promise<UserRow | undefined>;
+  usersByKey(key: string): Promise<UserRow[]>;
   storeToken(userId: number, tokenHash: string, expiresAt: Date, now: Date): Promise<void>;
   close(): Promise<void>;
 }
@@ -72,7 +75,7 @@ function statements(quote: (name: string) => string) {
     tokenOwner:
       `SELECT ${q('user')}.${q('name')} AS ${q('name')}, ${q('user')}.${q('email')} AS ${q('email')}, ` +
       `${q('token')}.${q('user_id')} AS ${q('userId')}, ${q('user')}.${q('is_active')} AS ${q('isActive')}, ` +
-      `${q('user')}.${q('is_admin')} AS ${q('isAdmin')} FROM ${q('user_login_tokens')} ${q('token')} ` +
+      `${q('user')}.${q('deactivated_at')} AS ${q('deactivatedAt')}, ${q('user')}.${q('is_admin')} AS ${q('isAdmin')} FROM ${q('user_login_tokens')} ${q('token')} ` +
       `INNER JOIN ${q('users')} ${q('user')} ON ${q('user')}.${q('id')}=${q('token')}.${q('user_id')} ` +
       `WHERE ${q('token')}.${q('token_hash')} = ?`,
     sessions:
@@ -84,13 +87,9 @@ function statements(quote: (name: string) => string) {
       `WHERE ${q('plugin')}.${q('status')} = ? ` +
       `ORDER BY ${q('plugin')}.${q('created_at')} DESC, ${q('plugin')}.${q('id')} DESC LIMIT ? OFFSET ?`,
     countPlugins: `SELECT COUNT(1) AS ${q('cnt')} FROM ${q('user_plugins')} ${q('plugin')} WHERE ${q('plugin')}.${q('status')} = ?`,
-    userByEmail:
+    usersByKey:
       `SELECT ${columns('User', USER_COLUMNS)} FROM ${q('users')} ${q('User')} ` +
-      `WHERE ((${q('User')}.${q('email')} = ?)) LIMIT 1`,
-    // Not reached by the bench (its logins give the email); kept so the route behaves like the app's.
-    userByName:
-      `SELECT ${columns('User', USER_COLUMNS)} FROM ${q('users')} ${q('User')} ` +
-      `WHERE LOWER(${q('User')}.${q('name')}) = LOWER(?) LIMIT 1`,
+      `WHERE ((${q('User')}.${q('email_key')} = ?)) OR ((${q('User')}.${q('name_key')} = ?)) LIMIT 2`,
     deleteExpired: `DELETE FROM ${q('user_login_tokens')} WHERE (${q('user_id')} = ? AND ${q('expires_at')} < ?)`,
     insertToken:
       `INSERT INTO ${q('user_login_tokens')}(${q('user_id')}, ${q('token_hash')}, ${q('expires_at')}, ` +
@@ -121,11 +120,20 @@ const USER_COLUMNS = [
   'id',
   'name',
   'email',
+  'name_key',
+  'email_key',
   'password',
   'is_active',
+  'deactivated_at',
+  'password_set_via_otp',
   'is_admin',
   'otp_secret_key',
+  'otp_issued_at',
   'otp_failed_attempts',
+  'otp_hour_start',
+  'otp_hour_count',
+  'otp_day_start',
+  'otp_day_count',
   'created_at',
 ];
 
@@ -158,8 +166,7 @@ function sqliteStore(path: string): BaselineStore {
     sessions: db.prepare<[number], SessionRow>(sql.sessions),
     plugins: db.prepare<[string, number, number], PluginRow>(sql.plugins),
     countPlugins: db.prepare<[string], { cnt: number }>(sql.countPlugins),
-    userByEmail: db.prepare<[string], UserRow>(sql.userByEmail),
-    userByName: db.prepare<[string], UserRow>(sql.userByName),
+    usersByKey: db.prepare<[string, string], UserRow>(sql.usersByKey),
     deleteExpired: db.prepare<[number, string]>(sql.deleteExpired),
     insertToken: db.prepare<[number, string, string, string]>(sql.insertToken),
   };
@@ -168,8 +175,7 @@ function sqliteStore(path: string): BaselineStore {
     sessions: async (userId) => prepared.sessions.all(userId),
     plugins: async (status, limit, offset) => prepared.plugins.all(status, limit, offset),
     countPlugins: async (status) => prepared.countPlugins.get(status)!.cnt,
-    userByEmail: async (email) => prepared.userByEmail.get(email),
-    userByName: async (name) => prepared.userByName.get(name),
+    usersByKey: async (key) => prepared.usersByKey.all(key, key),
     storeToken: async (userId, hash, expiresAt, now) => {
       prepared.deleteExpired.run(userId, sqliteDate(now));
       prepared.insertToken.run(userId, hash, sqliteDate(expiresAt), sqliteDate(now));
@@ -201,8 +207,7 @@ function mysqlStore(database: Extract<AppConfig['database'], { type: 'mysql' }>)
     sessions: (userId) => rows<SessionRow>(sql.sessions, [userId]),
     plugins: (status, limit, offset) => rows<PluginRow>(sql.plugins, [status, limit, offset]),
     countPlugins: async (status) => Number((await rows<{ cnt: unknown }>(sql.countPlugins, [status]))[0].cnt),
-    userByEmail: async (email) => (await rows<UserRow>(sql.userByEmail, [email]))[0],
-    userByName: async (name) => (await rows<UserRow>(sql.userByName, [name]))[0],
+    usersByKey: (key) => rows<UserRow>(sql.usersByKey, [key, key]),
     storeToken: async (userId, hash, expiresAt, now) => {
       await pool.query(sql.deleteExpired, [userId, now]);
       await pool.query(sql.insertToken, [userId, hash, expiresAt, now]);
@@ -263,7 +268,13 @@ export async function startBaseline(config: AppConfig): Promise<BaselineServer> 
     }
     if (typeof payload.user_id !== 'number') return null;
     const owner = await store.tokenOwner(createHash('sha256').update(token).digest('hex'));
-    if (!owner || Number(owner.userId) !== payload.user_id || !flag(owner.isActive)) return null;
+    if (
+      !owner ||
+      Number(owner.userId) !== payload.user_id ||
+      !flag(owner.isActive) ||
+      owner.deactivatedAt !== null
+    )
+      return null;
     return { id: payload.user_id, isAdmin: flag(owner.isAdmin) || config.adminEmails.includes(owner.email) };
   }
 
@@ -318,12 +329,13 @@ export async function startBaseline(config: AppConfig): Promise<BaselineServer> 
     if (!identifier)
       return sendJson(response, 200, { status: 'fail', message: 'Missing email or username value' });
     if (!password) return sendJson(response, 200, { status: 'fail', message: 'Missing password value' });
-    const user =
-      (await store.userByEmail(identifier.trim().toLowerCase())) ?? (await store.userByName(identifier));
+    const key = identityKey(identifier);
+    const found = await store.usersByKey(key);
+    const user = found.find((row) => row.User_email_key === key) ?? found[0];
     const matches = user?.User_password ? await hasher.compare(password, user.User_password) : false;
     if (!user || !matches)
       return sendJson(response, 200, { status: 'fail', message: 'Invalid login credentials' });
-    if (!flag(user.User_is_active)) {
+    if (!flag(user.User_is_active) || user.User_deactivated_at !== null) {
       return sendJson(response, 200, { status: 'fail', message: 'Your account is not active' });
     }
     const now = new Date();
