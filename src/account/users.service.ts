@@ -33,10 +33,6 @@ export class UsersService implements OnApplicationBootstrap {
     return this.users.findOneBy({ emailKey: identityKey(email) });
   }
 
-  findByName(name: string): Promise<User | null> {
-    return this.users.findOneBy({ nameKey: identityKey(name) });
-  }
-
   isListedAdmin(email: string): boolean {
     return this.adminKeys.has(identityKey(email));
   }
