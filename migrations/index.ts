@@ -2,6 +2,7 @@ import { CreateAccounts1763683200000 } from './1763683200000-CreateAccounts';
 import { CreateConfigurationSessionsTargets1763683300000 } from './1763683300000-CreateConfigurationSessionsTargets';
 import { CreateUserPlugins1763683400000 } from './1763683400000-CreateUserPlugins';
 import { AccountKeysOtpLifecycle1763683500000 } from './1763683500000-AccountKeysOtpLifecycle';
+import { CreateOutbox1763683600000 } from './1763683600000-CreateOutbox';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -9,4 +10,5 @@ export const migrations = [
   CreateConfigurationSessionsTargets1763683300000,
   CreateUserPlugins1763683400000,
   AccountKeysOtpLifecycle1763683500000,
+  CreateOutbox1763683600000,
 ];

@@ -12,6 +12,7 @@ import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { MailModule } from './mail/mail.module';
+import { OutboxModule } from './outbox/outbox.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { TargetsModule } from './targets/targets.module';
@@ -26,6 +27,7 @@ export class AppModule {
         LoggingModule,
         CommonModule,
         DatabaseModule,
+        OutboxModule,
         MailModule,
         RateLimitModule,
         AccountModule,

@@ -336,6 +336,7 @@ describe('accounts', () => {
       expect((await post('generate/confirm_email/', { email: 'ghost@example.com' })).body).toEqual(
         ok('Email send successful'),
       );
+      await t.deliverMail();
       expect(smtp.received).toHaveLength(0);
     });
 
@@ -345,12 +346,13 @@ describe('accounts', () => {
       expect((await post('generate/confirm_email/', { email: user.email })).body).toEqual(
         ok('Email send successful'),
       );
+      await t.deliverMail();
       const mail = smtp.lastTo(user.email)!;
       expect(mail.subject).toBe('Account Activation');
       expect(mail.from).toBe('svc@test.local');
       expect(mail.html).toContain(`Hello ${user.username}`);
       expect(mail.html).toMatch(/expires in 1 hour/);
-      const key = activationKey(smtp, user.email);
+      const key = await activationKey(t, smtp, user.email);
       expect(mail.html).toContain(`http://svc.example.test:8443/email-verify/${key}`);
       const records = (await t.dataSource.query(
         'SELECT c.key_value, c.expiration_time FROM email_confirmation c JOIN users u ON u.id = c.user_id WHERE u.name = ?',
@@ -363,6 +365,7 @@ describe('accounts', () => {
       const user = { ...newUser('x'), username: '<b>evil</b>' };
       await register(t, user);
       await post('generate/confirm_email/', { email: user.email });
+      await t.deliverMail();
       expect(smtp.lastTo(user.email)!.html).toContain('Hello &lt;b&gt;evil&lt;/b&gt;');
     });
 
@@ -370,9 +373,9 @@ describe('accounts', () => {
       const user = newUser('verify');
       await register(t, user);
       await post('generate/confirm_email/', { email: user.email });
-      const first = activationKey(smtp, user.email);
+      const first = await activationKey(t, smtp, user.email);
       await post('generate/confirm_email/', { email: user.email });
-      const second = activationKey(smtp, user.email);
+      const second = await activationKey(t, smtp, user.email);
       expect(second).not.toBe(first);
       expect((await t.http().get(`/api/v1/verify/confirm_email/${first}`)).body).toEqual(ok('Invalid Link'));
       expect((await t.http().get(`/api/v1/verify/confirm_email/${second}`).expect(200)).body).toEqual(
@@ -401,7 +404,7 @@ describe('accounts', () => {
       const user = newUser('expire');
       await register(t, user);
       await post('generate/confirm_email/', { email: user.email });
-      const key = activationKey(smtp, user.email);
+      const key = await activationKey(t, smtp, user.email);
       t.clock.advance(60 * 60 * 1000 - 5_000);
       t.clock.advance(10_000);
       expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual({
@@ -421,33 +424,32 @@ describe('accounts', () => {
       await post('generate/confirm_email/', { email: user.email });
       t.clock.advance(60 * 60 * 1000 - 5_000);
       expect(
-        (await t.http().get(`/api/v1/verify/confirm_email/${activationKey(smtp, user.email)}`)).body,
+        (await t.http().get(`/api/v1/verify/confirm_email/${await activationKey(t, smtp, user.email)}`)).body,
       ).toEqual(ok('Email Verified'));
     });
 
-    it('answers a mail that cannot be sent with Email could not be sent and keeps the earlier key', async () => {
+    it('delays a mail SMTP refuses instead of losing it: the request succeeds and the link arrives once SMTP takes it', async () => {
       const user = newUser('smtpfail');
       await register(t, user);
-      await post('generate/confirm_email/', { email: user.email });
-      const earlier = activationKey(smtp, user.email);
       smtp.rejectAll = true;
       expect((await post('generate/confirm_email/', { email: user.email }).expect(200)).body).toEqual(
-        fail('Email could not be sent'),
+        ok('Email send successful'),
       );
+      await t.deliverMail();
+      expect(smtp.lastTo(user.email)).toBeUndefined();
       smtp.rejectAll = false;
-      const records = (await t.dataSource.query(
-        'SELECT c.key_value FROM email_confirmation c JOIN users u ON u.id = c.user_id WHERE u.name = ?',
-        [user.username],
-      )) as Array<{ key_value: string }>;
-      expect(records.map((record) => record.key_value)).toEqual([earlier]);
-      expect((await t.http().get(`/api/v1/verify/confirm_email/${earlier}`)).body).toEqual(
-        ok('Email Verified'),
-      );
+      // The next attempt waits for its backoff (5 s, with jitter), on the app's clock.
+      await t.deliverMail();
+      expect(smtp.lastTo(user.email)).toBeUndefined();
+      t.clock.advance(10_000);
+      const key = await activationKey(t, smtp, user.email);
+      expect(smtp.received.filter((mail) => mail.to.includes(user.email))).toHaveLength(1);
+      expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual(ok('Email Verified'));
     });
   });
 
   describe('OTP and new password', () => {
-    const mailedOtp = (email: string) => mailedOtpOf(smtp, email);
+    const mailedOtp = (email: string) => mailedOtpOf(t, smtp, email);
     const wrong = (otp: string) => String((Number(otp) + 1) % 1_000_000).padStart(6, '0');
 
     it('answers an unknown user on generation and verification', async () => {
@@ -465,8 +467,8 @@ describe('accounts', () => {
       expect((await post('generate/otp/', { emailOrUsername: user.username }).expect(200)).body).toEqual(
         ok('Otp Send Successful'),
       );
+      const otp = await mailedOtp(user.email);
       expect(smtp.lastTo(user.email)!.html).toMatch(/expires in 5 minutes/);
-      const otp = mailedOtp(user.email);
       expect((await post('verify/otp/', { emailOrUsername: user.email, otp }).expect(200)).body).toEqual(
         ok('OTP Verified'),
       );
@@ -484,7 +486,7 @@ describe('accounts', () => {
     it('refuses an OTP once its 300-second step is over', async () => {
       const user = await signUp(t, smtp, 'otpexp');
       await post('generate/otp/', { emailOrUsername: user.email });
-      const otp = mailedOtp(user.email);
+      const otp = await mailedOtp(user.email);
       t.clock.advance(300_000);
       expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(
         fail('Invalid OTP'),
@@ -494,7 +496,7 @@ describe('accounts', () => {
     it('follows the new-password rules and messages', async () => {
       const user = await signUp(t, smtp, 'newpw');
       await post('generate/otp/', { emailOrUsername: user.email });
-      const otp = mailedOtp(user.email);
+      const otp = await mailedOtp(user.email);
       const newPassword = 'N3w!Password';
       expect(
         (await post('new-password/', { password: 'weak', emailOrUsername: user.email, otp })).body,
@@ -539,7 +541,7 @@ describe('accounts', () => {
     it('kills the code under attack after 5 failed checks on either endpoint', async () => {
       const user = await signUp(t, smtp, 'lockout');
       await post('generate/otp/', { emailOrUsername: user.email });
-      const otp = mailedOtp(user.email);
+      const otp = await mailedOtp(user.email);
       const bad = wrong(otp);
       for (let attempt = 0; attempt < 3; attempt += 1) {
         expect((await post('verify/otp/', { emailOrUsername: user.email, otp: bad })).body).toEqual(
@@ -556,17 +558,24 @@ describe('accounts', () => {
         fail('Invalid OTP'),
       );
       await post('generate/otp/', { emailOrUsername: user.email });
-      const fresh = mailedOtp(user.email);
+      const fresh = await mailedOtp(user.email);
       expect((await post('verify/otp/', { emailOrUsername: user.email, otp: fresh })).body).toEqual(
         ok('OTP Verified'),
       );
     });
 
-    it('answers a mail that cannot be sent with Email could not be sent', async () => {
+    it('delays an OTP mail SMTP refuses; the OTP it brings later still works', async () => {
       const user = await signUp(t, smtp, 'otpfail');
       smtp.rejectAll = true;
       expect((await post('generate/otp/', { emailOrUsername: user.email })).body).toEqual(
-        fail('Email could not be sent'),
+        ok('Otp Send Successful'),
+      );
+      await t.deliverMail();
+      smtp.rejectAll = false;
+      t.clock.advance(10_000);
+      const otp = await mailedOtp(user.email);
+      expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(
+        ok('OTP Verified'),
       );
     });
   });
@@ -574,7 +583,7 @@ describe('accounts', () => {
   it('keeps errors inside: an unexpected failure is a 500 with an error id and no SQL', async () => {
     const user = newUser('boom');
     await register(t, user);
-    await t.dataSource.query('ALTER TABLE email_confirmation RENAME TO email_confirmation_away');
+    await t.dataSource.query('ALTER TABLE outbox_jobs RENAME TO outbox_jobs_away');
     try {
       const response = await post('generate/confirm_email/', { email: user.email });
       expect(response.status).toBe(500);
@@ -583,9 +592,9 @@ describe('accounts', () => {
         message: 'Internal server error',
         error_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       });
-      expect(JSON.stringify(response.body)).not.toMatch(/email_confirmation|SELECT|INSERT|at /);
+      expect(JSON.stringify(response.body)).not.toMatch(/outbox_jobs|SELECT|INSERT|at /);
     } finally {
-      await t.dataSource.query('ALTER TABLE email_confirmation_away RENAME TO email_confirmation');
+      await t.dataSource.query('ALTER TABLE outbox_jobs_away RENAME TO outbox_jobs');
     }
   });
 

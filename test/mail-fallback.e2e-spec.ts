@@ -24,6 +24,7 @@ describe('mail without SMTP_HOST', () => {
     await register(t, user);
     const response = await t.http().post('/api/v1/generate/confirm_email/').send({ email: user.email });
     expect(response.body).toEqual({ status: 'success', message: 'Email send successful' });
+    await t.deliverMail();
     const block = printed.join('');
     expect(block).toContain(`mail to ${user.email}`);
     expect(block).toContain('Subject: Account Activation');
@@ -46,6 +47,7 @@ describe('mail without SMTP_HOST', () => {
       status: 'success',
       message: 'Otp Send Successful',
     });
+    await t.deliverMail();
     const block = printed.join('');
     expect(block).toContain('Subject: OTP for Password Change');
     expect(block).toContain('expires in 5 minutes');

@@ -52,7 +52,7 @@ export class AccountController {
   @ApiAccountEndpoint({
     summary: 'Mail an account activation link (valid 1 hour)',
     params: { email: 'Email address of the account' },
-    messages: ['Email send successful', 'Missing email value', 'Email could not be sent'],
+    messages: ['Email send successful', 'Missing email value'],
     rateLimited: true,
   })
   @Post('generate/confirm_email')
@@ -74,7 +74,7 @@ export class AccountController {
   @ApiAccountEndpoint({
     summary: 'Mail a one-time password for a password change (valid 5 minutes)',
     params: { emailOrUsername: 'Email or user name' },
-    messages: ['Otp Send Successful', "Username / Email doesn't exist", 'Email could not be sent'],
+    messages: ['Otp Send Successful', "Username / Email doesn't exist"],
     rateLimited: true,
   })
   @Post('generate/otp')

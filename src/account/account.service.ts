@@ -1,14 +1,15 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { DataSource, Not, QueryFailedError, Repository } from 'typeorm';
+import { DataSource, EntityManager, QueryFailedError, Repository } from 'typeorm';
 import { UserLoginToken } from '../auth/user-login-token.entity';
 import { Clock } from '../common/clock';
 import { AccountResponse, accountFail, accountSuccess } from '../common/envelopes';
 import { isMissing } from '../common/request-params';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { MailDeliveryError, MailService } from '../mail/mail.service';
+import { MailService } from '../mail/mail.service';
+import { Outbox } from '../outbox/outbox.service';
 import { EmailConfirmation } from './email-confirmation.entity';
 import { activationMail, otpMail } from './mail-templates';
 import { identityKey, MAX_IDENTITY_KEY_LENGTH } from './identity-key';
@@ -29,9 +30,11 @@ export interface RegistrationParams {
   confirmPassword?: string;
 }
 
+const ACTIVATION_REQUEST = 'activation-request';
+
 /** The account flows of the spec, with its messages and check orders. */
 @Injectable()
-export class AccountService {
+export class AccountService implements OnModuleInit {
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
     @InjectRepository(EmailConfirmation) private readonly confirmations: Repository<EmailConfirmation>,
@@ -41,8 +44,13 @@ export class AccountService {
     private readonly otps: OtpService,
     private readonly hasher: PasswordHasher,
     private readonly mail: MailService,
+    private readonly outbox: Outbox,
     private readonly clock: Clock,
   ) {}
+
+  onModuleInit(): void {
+    this.outbox.handle(ACTIVATION_REQUEST, (payload, manager) => this.sendActivation(payload, manager));
+  }
 
   async register({
     username,
@@ -97,32 +105,36 @@ export class AccountService {
   }
 
   /**
-   * The new record is written before the mail goes out and the older ones are removed only
-   * after it went out, so a failed mail leaves the account as it was.
+   * Known and unknown addresses cost the same here, one insert, so timing does not tell who
+   * has an account: the outbox worker looks the address up and writes the link and its mail.
    */
   async generateConfirmation(email: string | undefined): Promise<AccountResponse> {
     if (isMissing(email)) return accountFail('Missing email value');
-    const sent = accountSuccess('Email send successful');
-    const user = await this.usersService.findByEmail(email);
-    // The same answer for an unknown address, so it does not tell who has an account.
-    if (!user) return sent;
+    // No account has a longer address; such a request is not worth a row.
+    if (email.length <= MAX_EMAIL_LENGTH) {
+      await this.outbox.enqueue(this.dataSource.manager, ACTIVATION_REQUEST, { email });
+      this.outbox.nudge();
+    }
+    return accountSuccess('Email send successful');
+  }
 
-    const confirmation = this.confirmations.create({
+  /**
+   * An activation request, in the outbox worker: the new record replaces the user's earlier
+   * ones and its mail is queued in the same transaction.
+   */
+  private async sendActivation(payload: unknown, manager: EntityManager): Promise<void> {
+    const { email } = payload as { email?: unknown };
+    const user = typeof email === 'string' ? await this.usersService.findByEmail(email) : null;
+    if (!user) return;
+    const confirmation = manager.create(EmailConfirmation, {
       keyValue: randomUUID(),
       expirationTime: new Date(this.clock.now().getTime() + CONFIRMATION_LIFETIME_MS),
       userId: user.id,
     });
-    await this.confirmations.insert(confirmation);
+    await manager.delete(EmailConfirmation, { userId: user.id });
+    await manager.insert(EmailConfirmation, confirmation);
     const link = `http://${this.config.serverAddr}:${this.config.frontendPort}/email-verify/${confirmation.keyValue}`;
-    try {
-      await this.mail.send(activationMail(user.email, user.name, link));
-    } catch (error) {
-      await this.confirmations.delete({ id: confirmation.id });
-      if (error instanceof MailDeliveryError) return accountFail(error.message);
-      throw error;
-    }
-    await this.confirmations.delete({ userId: user.id, id: Not(confirmation.id) });
-    return sent;
+    await this.mail.queue(manager, activationMail(user.email, user.name, link));
   }
 
   /**
@@ -150,13 +162,12 @@ export class AccountService {
   async generateOtp(identifier: string | undefined): Promise<AccountResponse> {
     const user = await this.usersService.findByEmailOrName(identifier);
     if (!user) return accountFail("Username / Email doesn't exist");
-    const issued = await this.otps.issue(user.id);
-    try {
-      await this.mail.send(otpMail(user.email, user.name, issued.otp));
-    } catch (error) {
-      if (error instanceof MailDeliveryError) return accountFail(error.message);
-      throw error;
-    }
+    // The OTP and its mail commit together; past the issue bounds neither is written.
+    await this.dataSource.transaction(async (manager) => {
+      const { otp } = await this.otps.issue(manager, user.id);
+      await this.mail.queue(manager, otpMail(user.email, user.name, otp));
+    });
+    this.outbox.nudge();
     return accountSuccess('Otp Send Successful');
   }
 

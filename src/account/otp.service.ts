@@ -35,12 +35,12 @@ export class OtpService {
   ) {}
 
   /** A fresh secret per issue, so each OTP is a new random code and the previous one dies. */
-  async issue(userId: number): Promise<{ otp: string }> {
+  async issue(manager: EntityManager, userId: number): Promise<{ otp: string }> {
     const now = this.clock.now();
     const hourOpen = '(otp_hour_start IS NULL OR otp_hour_start <= :hourAgo)';
     const dayOpen = '(otp_day_start IS NULL OR otp_day_start <= :dayAgo)';
     const secret = newOtpSecret();
-    const issued = await this.users
+    const issued = await manager
       .createQueryBuilder()
       .update(User)
       .set({

@@ -29,8 +29,9 @@ export async function register(t: TestApp, user: TestUser): Promise<void> {
   expect(response.body).toEqual({ status: 'success', message: 'User created successfully' });
 }
 
-/** The key from the newest activation mail to the user, as a person would click it. */
-export function activationKey(smtp: SmtpSink, email: string): string {
+/** The key from the newest activation mail to the user (once queued mail is out), as a person would click it. */
+export async function activationKey(t: TestApp, smtp: SmtpSink, email: string): Promise<string> {
+  await t.deliverMail();
   const mail = smtp.lastTo(email);
   const key = /\/email-verify\/([0-9a-f-]{36})/.exec(mail?.text ?? '')?.[1];
   if (!key) throw new Error(`no activation link mailed to ${email}`);
@@ -39,12 +40,15 @@ export function activationKey(smtp: SmtpSink, email: string): string {
 
 export async function activate(t: TestApp, smtp: SmtpSink, user: TestUser): Promise<void> {
   await t.http().post('/api/v1/generate/confirm_email/').send({ email: user.email }).expect(200);
-  const response = await t.http().get(`/api/v1/verify/confirm_email/${activationKey(smtp, user.email)}`);
+  const response = await t
+    .http()
+    .get(`/api/v1/verify/confirm_email/${await activationKey(t, smtp, user.email)}`);
   expect(response.body).toEqual({ status: 'success', message: 'Email Verified' });
 }
 
-/** The OTP of the newest OTP mail to this address. */
-export function mailedOtp(smtp: SmtpSink, email: string): string {
+/** The OTP of the newest OTP mail to this address, once queued mail is out. */
+export async function mailedOtp(t: TestApp, smtp: SmtpSink, email: string): Promise<string> {
+  await t.deliverMail();
   const mail = smtp.lastTo(email);
   const otp = mail?.subject === 'OTP for Password Change' ? /\b(\d{6})\b/.exec(mail.text)?.[1] : undefined;
   if (!otp) throw new Error(`no OTP mailed to ${email}`);
@@ -58,7 +62,11 @@ export async function setPasswordByOtp(t: TestApp, smtp: SmtpSink, user: TestUse
   const changed = await t
     .http()
     .post('/api/v1/new-password/')
-    .send({ emailOrUsername: user.email, otp: mailedOtp(smtp, user.email), password: user.password });
+    .send({
+      emailOrUsername: user.email,
+      otp: await mailedOtp(t, smtp, user.email),
+      password: user.password,
+    });
   expect(changed.body).toEqual({ status: 'success', message: 'Password Change Successful' });
 }
 

@@ -60,9 +60,30 @@ export class SmtpSink {
     this.received.length = 0;
   }
 
-  /** The newest mail to this address; the app has already sent it when its request returned. */
+  /** The newest mail to this address received so far (see TestApp.deliverMail). */
   lastTo(address: string): ReceivedMail | undefined {
     return [...this.received].reverse().find((mail) => mail.to.includes(address));
+  }
+
+  /**
+   * Waits until `count` mails to this address have arrived, without asking the app to
+   * deliver: for the tests of the outbox worker itself. Fails after `timeoutMs`.
+   */
+  async waitFor(address: string, count = 1, timeoutMs = 15_000): Promise<ReceivedMail[]> {
+    const arrived = () => this.received.filter((mail) => mail.to.includes(address));
+    const deadline = Date.now() + timeoutMs;
+    while (arrived().length < count) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`${arrived().length} of ${count} mail(s) to ${address} arrived`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    return arrived();
   }
 }
 

@@ -9,6 +9,7 @@ import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/bootstrap';
 import { Clock } from '../../src/common/clock';
 import { loadConfig } from '../../src/config/app-config';
+import { Outbox } from '../../src/outbox/outbox.service';
 import type { AppConfig } from '../../src/config/app-config';
 import { emptyDatabase, testDatabaseUrl } from './database';
 import { FakeClock } from './fake-clock';
@@ -22,6 +23,8 @@ export interface TestApp {
   clock: FakeClock;
   dataSource: DataSource;
   http: () => ReturnType<typeof request>;
+  /** Mail is sent by the outbox worker after the request: this waits until none is due. */
+  deliverMail: () => Promise<void>;
   close: () => Promise<void>;
 }
 
@@ -79,6 +82,7 @@ export async function bootApp(options: {
     clock,
     dataSource: app.get(DataSource),
     http: () => request(app.getHttpServer()),
+    deliverMail: () => app.get(Outbox).drain(),
     close: () => app.close(),
   };
 }

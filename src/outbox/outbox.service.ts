@@ -1,0 +1,180 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, EntityManager, Repository } from 'typeorm';
+import { Clock } from '../common/clock';
+import { OutboxJob } from './outbox-job.entity';
+
+/** Does one job. Writes through `manager` commit together with the job's removal. */
+export type OutboxHandler = (payload: unknown, manager: EntityManager) => Promise<void>;
+
+/** How often every process looks for due jobs; a nudge after a commit starts at once. */
+export const OUTBOX_POLL_MS = 1_000;
+/** A worker's hold on a job; a worker that dies mid-job lets it go again after this. */
+export const OUTBOX_LEASE_MS = 60_000;
+/** Retries wait 5 s, 10 s, 20 s, ... up to 10 minutes, with jitter. */
+export const OUTBOX_FIRST_RETRY_MS = 5_000;
+export const OUTBOX_MAX_RETRY_MS = 600_000;
+/** A job still failing this long after it was written is dropped, with a log line. */
+export const OUTBOX_GIVE_UP_AFTER_MS = 24 * 3_600_000;
+const BATCH = 20;
+
+/**
+ * A durable outbox. Work that must follow a commit (a mail) is written as a row in the same
+ * transaction, so it exists exactly when its record does, and survives crashes and outages.
+ * Every API process runs a worker: it claims due jobs with a conditional UPDATE (a lease),
+ * so no two workers run one job at once, and removes a job in the same transaction as the
+ * handler's own writes. Delivery outside the database (SMTP) is at least once: a crash
+ * between sending and that commit sends again.
+ */
+@Injectable()
+export class Outbox implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('Outbox');
+  private readonly handlers = new Map<string, OutboxHandler>();
+  private running: Promise<number> | null = null;
+  private queued: Promise<number> | null = null;
+  private timer?: NodeJS.Timeout;
+  private stopped = true;
+
+  constructor(
+    @InjectRepository(OutboxJob) private readonly jobs: Repository<OutboxJob>,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+  ) {}
+
+  handle(kind: string, handler: OutboxHandler): void {
+    this.handlers.set(kind, handler);
+  }
+
+  /** Writes the job within the caller's transaction; call nudge() once that has committed. */
+  async enqueue(manager: EntityManager, kind: string, payload: object): Promise<void> {
+    const now = this.clock.now();
+    await manager.insert(OutboxJob, {
+      kind,
+      payload: JSON.stringify(payload),
+      attempts: 0,
+      nextAttemptAt: now,
+      lockedUntil: null,
+      lastError: null,
+      createdAt: now,
+    });
+  }
+
+  /** Looks for due jobs now instead of at the next poll. */
+  nudge(): void {
+    if (!this.stopped) void this.runPass();
+  }
+
+  /** Runs passes until none finds a due job: what tests and a clean stop wait for. */
+  async drain(): Promise<void> {
+    while ((await this.runPass()) > 0);
+  }
+
+  onApplicationBootstrap(): void {
+    this.stopped = false;
+    this.schedule();
+  }
+
+  /** Before the database closes: no new pass, and the one under way ends. */
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.queued;
+    await this.running;
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => {
+      void this.runPass().then(() => {
+        if (!this.stopped) this.schedule();
+      });
+    }, OUTBOX_POLL_MS);
+    this.timer.unref();
+  }
+
+  /**
+   * One pass at a time per process; asks made during a pass get one more pass after it. A
+   * pass that did work is followed by another, for the jobs its handlers wrote.
+   */
+  private runPass(): Promise<number> {
+    if (!this.running) {
+      this.running = this.pass().finally(() => (this.running = null));
+      void this.running.then((claimed) => {
+        if (claimed > 0) this.nudge();
+      });
+      return this.running;
+    }
+    this.queued ??= this.running.then(() => {
+      this.queued = null;
+      return this.runPass();
+    });
+    return this.queued;
+  }
+
+  /** Never throws: a database outage is logged and the next pass tries again. */
+  private async pass(): Promise<number> {
+    try {
+      const due = await this.jobs
+        .createQueryBuilder('job')
+        .select('job.id', 'id')
+        .where(DUE, this.dueParameters())
+        .orderBy('job.id')
+        .limit(BATCH)
+        .getRawMany<{ id: number }>();
+      let claimed = 0;
+      for (const { id } of due) if (await this.runJob(Number(id))) claimed += 1;
+      return claimed;
+    } catch (error) {
+      this.logger.warn(`Outbox pass failed: ${messageOf(error)}`);
+      return 0;
+    }
+  }
+
+  private async runJob(id: number): Promise<boolean> {
+    const now = this.clock.now();
+    const claim = await this.jobs
+      .createQueryBuilder()
+      .update(OutboxJob)
+      .set({ lockedUntil: new Date(now.getTime() + OUTBOX_LEASE_MS), attempts: () => 'attempts + 1' })
+      .where(`id = :id AND ${DUE}`, { id, ...this.dueParameters() })
+      .execute();
+    if (!claim.affected) return false;
+    const job = await this.jobs.findOneBy({ id });
+    if (!job) return false;
+    try {
+      const handler = this.handlers.get(job.kind);
+      if (!handler) throw new Error(`No handler for outbox jobs of kind ${job.kind}`);
+      await this.dataSource.transaction(async (manager) => {
+        await handler(JSON.parse(job.payload), manager);
+        await manager.delete(OutboxJob, { id });
+      });
+    } catch (error) {
+      await this.failed(job, now, messageOf(error));
+    }
+    return true;
+  }
+
+  private async failed(job: OutboxJob, now: Date, message: string): Promise<void> {
+    const label = `Outbox job ${job.id} (${job.kind}), attempt ${job.attempts}`;
+    if (now.getTime() - job.createdAt.getTime() >= OUTBOX_GIVE_UP_AFTER_MS) {
+      await this.jobs.delete({ id: job.id });
+      this.logger.error(`${label} failed: ${message}; given up after 24 hours, job dropped`);
+      return;
+    }
+    const base = Math.min(OUTBOX_MAX_RETRY_MS, OUTBOX_FIRST_RETRY_MS * 2 ** Math.max(0, job.attempts - 1));
+    const delay = Math.round(base * (0.8 + Math.random() * 0.4));
+    await this.jobs.update(
+      { id: job.id },
+      { lockedUntil: null, nextAttemptAt: new Date(now.getTime() + delay), lastError: message.slice(0, 255) },
+    );
+    this.logger.warn(`${label} failed: ${message}; next attempt in ${Math.round(delay / 1000)} s`);
+  }
+
+  private dueParameters(): Record<string, unknown> {
+    const column = this.jobs.metadata.findColumnWithPropertyName('nextAttemptAt')!;
+    return { now: this.dataSource.driver.preparePersistentValue(this.clock.now(), column) };
+  }
+}
+
+const DUE = 'next_attempt_at <= :now AND (locked_until IS NULL OR locked_until < :now)';
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
