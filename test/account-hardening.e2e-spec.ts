@@ -153,6 +153,9 @@ describe('account hardening', () => {
       );
       for (const refused of burst.filter((answer) => answer.status !== 200)) {
         expect([refused.status, refused.body]).toEqual([429, fail('Too many requests')]);
+        const retryAfter = Number(refused.headers['retry-after']);
+        expect(retryAfter).toBeGreaterThan(HOUR_MS / 1000 - 60);
+        expect(retryAfter).toBeLessThanOrEqual(HOUR_MS / 1000);
       }
       // The OTP issued last is still good: refusals do not touch it. Mails of a burst may
       // arrive in any order, so each mailed code is tried (the wrong ones stay within the budget).
@@ -171,6 +174,9 @@ describe('account hardening', () => {
       t.clock.advance(HOUR_MS);
       const overDay = await post('generate/otp/', { emailOrUsername: user.email });
       expect([overDay.status, overDay.body]).toEqual([429, fail('Too many requests')]);
+      // The day window opened with the first OTP, two hours ago.
+      expect(Number(overDay.headers['retry-after'])).toBeGreaterThan(22 * 3600 - 60);
+      expect(Number(overDay.headers['retry-after'])).toBeLessThanOrEqual(22 * 3600);
       t.clock.advance(24 * HOUR_MS);
       await requestOtp(user);
     });

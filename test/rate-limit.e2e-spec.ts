@@ -1,61 +1,159 @@
-import { ADDRESS_LIMIT, IDENTIFIER_LIMIT } from '../src/rate-limit/rate-limit.module';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import Redis from 'ioredis';
+import {
+  ACCOUNT_FAILURE_LIMIT,
+  ACCOUNT_REQUEST_LIMIT,
+  ADDRESS_LIMIT,
+  PAIR_FAILURE_LIMIT,
+} from '../src/rate-limit/account-rate-limit';
+import { freePort, post, PostAnswer, startApiProcess } from './helpers/api-process';
+import type { ApiProcess } from './helpers/api-process';
+import { signUp } from './helpers/accounts';
+import { emptyDatabase, testDatabaseUrl } from './helpers/database';
+import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
 const tooMany = { status: 'fail', message: 'Too many requests' };
+const invalid = { status: 'fail', message: 'Invalid login credentials' };
+
+/** Loopback addresses other than 127.0.0.1: each is another client to the server. */
+const address = (n: number) => `127.0.0.${n + 2}`;
+
+async function listen(t: TestApp): Promise<number> {
+  const server = t.app.getHttpServer() as Server;
+  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+function expectTooMany(answer: PostAnswer): void {
+  expect([answer.status, answer.body]).toEqual([429, tooMany]);
+  expect(Number(answer.headers['retry-after'])).toBeGreaterThan(0);
+}
 
 describe('rate limits on the account endpoints', () => {
+  const smtp = new SmtpSink();
   let t: TestApp;
+  let port: number;
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { RATE_LIMIT: 'on' } });
+    await smtp.start();
+    t = await createTestApp({ smtp, env: { RATE_LIMIT: 'on' } });
+    port = await listen(t);
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    await smtp.stop();
+  });
+  afterEach(() => t.clock.reset());
 
-  it('limits attempts per identifier with HTTP 429 Too many requests, whatever else varies', async () => {
-    const attempt = (password: string) =>
-      t.http().post('/api/v1/login/').send({ emailOrUsername: 'Target@Example.com', password });
-    for (let i = 0; i < IDENTIFIER_LIMIT.limit; i += 1) {
-      expect((await attempt(`guess-${i}`).expect(200)).body.message).toBe('Invalid login credentials');
+  const login = (emailOrUsername: string, password: string, from = address(0)) =>
+    post(port, '/api/v1/login/', { emailOrUsername, password }, { localAddress: from });
+
+  it('counts the failures of one account from one address under every spelling that names it, and refuses the rest with 429 and Retry-After', async () => {
+    const user = await signUp(t, smtp, 'spelling');
+    const spellings = [
+      user.email,
+      user.username,
+      user.email.toUpperCase(),
+      `ＳＰＥＬＬＩＮＧ${user.username.slice(8)}`,
+    ];
+    const from = address(1);
+    for (let i = 0; i < PAIR_FAILURE_LIMIT.limit; i += 1) {
+      expect((await login(spellings[i % spellings.length], 'Wr0ng!pass', from)).body).toEqual(invalid);
     }
-    const blocked = await t
-      .http()
-      .post('/api/v1/login/')
-      .send({ emailOrUsername: 'target@example.com', password: 'again' });
-    expect(blocked.status).toBe(429);
-    expect(blocked.body).toEqual(tooMany);
-    // Another identifier is not blocked by the first one's budget.
-    expect(
-      (await t.http().post('/api/v1/login/').send({ emailOrUsername: 'other', password: 'x' })).status,
-    ).toBe(200);
+    expectTooMany(await login(user.username, user.password, from));
+    // The owner, elsewhere, is not locked out by those failures.
+    expect((await login(user.email, user.password, address(2))).body).toEqual(
+      expect.objectContaining({ status: 'success' }),
+    );
+    // The window ends.
+    t.clock.advance(PAIR_FAILURE_LIMIT.windowMs);
+    expect((await login(user.email, user.password, from)).status).toBe(200);
   });
 
-  it('limits requests per client address', async () => {
-    const statuses: number[] = [];
-    for (let i = 0; i <= ADDRESS_LIMIT.limit; i += 1) {
-      const response = await t
-        .http()
-        .post('/api/v1/generate/otp/')
-        .send({ emailOrUsername: `someone-${i}` });
-      statuses.push(response.status);
-      if (response.status === 429) expect(response.body).toEqual(tooMany);
+  it('lets exactly the limit through when the failures are sent at once', async () => {
+    const user = await signUp(t, smtp, 'burst');
+    const from = address(3);
+    const answers = await Promise.all(
+      Array.from({ length: PAIR_FAILURE_LIMIT.limit + 6 }, () => login(user.email, 'Wr0ng!pass', from)),
+    );
+    expect(answers.filter((answer) => answer.status === 200).map((answer) => answer.body)).toEqual(
+      Array(PAIR_FAILURE_LIMIT.limit).fill(invalid),
+    );
+    answers.filter((answer) => answer.status !== 200).forEach(expectTooMany);
+  });
+
+  it(`refuses every address, the owner's too, once an account has ${ACCOUNT_FAILURE_LIMIT.limit} failures in the hour`, async () => {
+    const user = await signUp(t, smtp, 'asvs');
+    const addresses = ACCOUNT_FAILURE_LIMIT.limit / PAIR_FAILURE_LIMIT.limit;
+    for (let a = 0; a < addresses; a += 1) {
+      const answers = await Promise.all(
+        Array.from({ length: PAIR_FAILURE_LIMIT.limit }, () =>
+          login(user.username, 'Wr0ng!pass', address(10 + a)),
+        ),
+      );
+      expect(answers.map((answer) => answer.body)).toEqual(Array(PAIR_FAILURE_LIMIT.limit).fill(invalid));
     }
-    expect(statuses.slice(0, ADDRESS_LIMIT.limit).every((status) => status === 200)).toBe(true);
-    expect(statuses[ADDRESS_LIMIT.limit]).toBe(429);
+    expectTooMany(await login(user.email, user.password, address(10 + addresses)));
+    // OTP guesses are failures of the same account too.
+    expectTooMany(
+      await post(
+        port,
+        '/api/v1/verify/otp/',
+        { emailOrUsername: user.email, otp: '123456' },
+        {
+          localAddress: address(11 + addresses),
+        },
+      ),
+    );
+    t.clock.advance(ACCOUNT_FAILURE_LIMIT.windowMs);
+    expect((await login(user.email, user.password, address(10 + addresses))).body).toEqual(
+      expect.objectContaining({ status: 'success' }),
+    );
   });
 
-  it('covers register, both generate endpoints, verify/otp and new-password', async () => {
-    const routes = ['register/', 'generate/confirm_email/', 'verify/otp/', 'new-password/'];
-    for (const route of routes) {
-      let last = 0;
-      for (let i = 0; i <= IDENTIFIER_LIMIT.limit; i += 1) {
-        last = (
-          await t
-            .http()
-            .post(`/api/v1/${route}`)
-            .send({ email: 'same@example.com', emailOrUsername: 'same', otp: '000000' })
-        ).status;
+  it('does not count right answers: logins that succeed never use up the budget', async () => {
+    const user = await signUp(t, smtp, 'good');
+    const from = address(40);
+    for (let i = 0; i < PAIR_FAILURE_LIMIT.limit + 5; i += 1) {
+      expect((await login(user.email, user.password, from)).status).toBe(200);
+    }
+  });
+
+  it(`limits requests per client address: ${ADDRESS_LIMIT.limit} a minute per route, also when sent at once`, async () => {
+    const from = address(50);
+    const answers = await Promise.all(
+      Array.from({ length: ADDRESS_LIMIT.limit + 5 }, (_, i) =>
+        post(port, '/api/v1/generate/otp/', { emailOrUsername: `someone-${i}` }, { localAddress: from }),
+      ),
+    );
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(ADDRESS_LIMIT.limit);
+    answers.filter((answer) => answer.status !== 200).forEach(expectTooMany);
+  });
+
+  it(`limits mail and registration per account: ${ACCOUNT_REQUEST_LIMIT.limit} requests per route`, async () => {
+    for (const [route, body] of [
+      ['generate/confirm_email/', { email: 'Same@Example.com' }],
+      ['register/', { email: 'same@example.com', username: 'x', password: 'x', confirm_password: 'y' }],
+    ] as const) {
+      const answers: PostAnswer[] = [];
+      for (let i = 0; i <= ACCOUNT_REQUEST_LIMIT.limit; i += 1) {
+        answers.push(await post(port, `/api/v1/${route}`, body, { localAddress: address(60 + i) }));
       }
-      expect([route, last]).toEqual([route, 429]);
+      expect(answers.slice(0, -1).every((answer) => answer.status === 200)).toBe(true);
+      expectTooMany(answers[answers.length - 1]);
+    }
+  });
+
+  it('fails closed with 503 when the shared store cannot answer', async () => {
+    const deadRedis = `redis://127.0.0.1:${await freePort()}/0`;
+    const closed = await createTestApp({ env: { RATE_LIMIT: 'on', REDIS_URL: deadRedis } });
+    try {
+      const answer = await closed.http().post('/api/v1/login/').send({ emailOrUsername: 'x', password: 'y' });
+      expect([answer.status, answer.body]).toEqual([503, { status: 'fail', message: 'Service unavailable' }]);
+    } finally {
+      await closed.close();
     }
   });
 });
@@ -64,11 +162,58 @@ describe('RATE_LIMIT=off', () => {
   it('lets every attempt through', async () => {
     const t = await createTestApp({ env: { RATE_LIMIT: 'off' } });
     try {
-      for (let i = 0; i <= IDENTIFIER_LIMIT.limit + 1; i += 1) {
+      for (let i = 0; i <= PAIR_FAILURE_LIMIT.limit + 1; i += 1) {
         await t.http().post('/api/v1/login/').send({ emailOrUsername: 'target', password: 'x' }).expect(200);
       }
     } finally {
       await t.close();
     }
+  });
+});
+
+/** Two API processes on one database and one Redis: the limits are the replicas' together. */
+describe('limits shared by replicas through Redis', () => {
+  const REDIS_DB = 9;
+  const redisUrl = `redis://127.0.0.1:6379/${REDIS_DB}`;
+  const redis = new Redis(redisUrl, { lazyConnect: true });
+  let replicas: ApiProcess[] = [];
+
+  beforeAll(async () => {
+    await redis.connect();
+    await redis.flushdb();
+    const databaseUrl = testDatabaseUrl();
+    await emptyDatabase(databaseUrl);
+    const env = { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, RATE_LIMIT: 'on' };
+    // One after the other: the first migrates, the second finds the schema in place.
+    replicas.push(await startApiProcess(env));
+    replicas.push(await startApiProcess(env));
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all(replicas.map((replica) => replica.stop()));
+    replicas = [];
+    await redis.flushdb();
+    await redis.quit();
+  });
+
+  it('counts the failures of one account across both replicas', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: PAIR_FAILURE_LIMIT.limit + 8 }, (_, i) =>
+        post(replicas[i % 2].port, '/api/v1/login/', { emailOrUsername: 'Ghost', password: 'Wr0ng!pass' }),
+      ),
+    );
+    expect(answers.filter((answer) => answer.status === 200).map((answer) => answer.body)).toEqual(
+      Array(PAIR_FAILURE_LIMIT.limit).fill(invalid),
+    );
+    answers.filter((answer) => answer.status !== 200).forEach(expectTooMany);
+  });
+
+  it('counts the requests of one address across both replicas', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: ADDRESS_LIMIT.limit + 6 }, (_, i) =>
+        post(replicas[i % 2].port, '/api/v1/generate/otp/', { emailOrUsername: `nobody-${i}` }),
+      ),
+    );
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(ADDRESS_LIMIT.limit);
+    answers.filter((answer) => answer.status !== 200).forEach(expectTooMany);
   });
 });

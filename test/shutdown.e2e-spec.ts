@@ -1,73 +1,12 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort, post, waitUntilReady } from './helpers/api-process';
 import { emptyDatabase, testDatabaseUrl } from './helpers/database';
 
 const ROOT = join(__dirname, '..');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function post(
-  port: number,
-  path: string,
-  body: object,
-): Promise<{ status: number; body: unknown; connection?: string }> {
-  return new Promise((resolve, reject) => {
-    const payload = JSON.stringify(body);
-    const call = httpRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({
-            status: response.statusCode ?? 0,
-            body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
-            connection: response.headers.connection,
-          }),
-        );
-      },
-    );
-    call.on('error', reject);
-    call.end(payload);
-  });
-}
-
-async function waitUntilReady(port: number, child: ChildProcess): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt += 1) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    const ready = await new Promise<boolean>((resolve) => {
-      const probe = httpRequest({ host: '127.0.0.1', port, path: '/api/v1/health' }, (response) => {
-        response.resume();
-        resolve(response.statusCode === 200);
-      });
-      probe.on('error', () => resolve(false));
-      probe.end();
-    });
-    if (ready) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('server did not become ready');
-}
 
 /** The real entrypoint as a process: SIGTERM lets requests in flight finish, then it exits 0. */
 describe('graceful shutdown', () => {
@@ -109,8 +48,8 @@ describe('graceful shutdown', () => {
     child.kill('SIGTERM');
 
     const answers = await Promise.all(logins);
-    for (const answer of answers) {
-      expect(answer).toEqual({
+    for (const { status, body, connection } of answers) {
+      expect({ status, body, connection }).toEqual({
         status: 200,
         body: { status: 'fail', message: 'Invalid login credentials' },
         connection: 'close',

@@ -1,12 +1,15 @@
-import { Controller, Get, HttpCode, Param, Post, Req, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { ThrottlerGuard } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { Public } from '../common/decorators';
 import { AccountResponse } from '../common/envelopes';
 import { readParam } from '../common/request-params';
+import { AccountRateLimit } from '../rate-limit/account-rate-limit';
 import { ApiAccountEndpoint } from '../openapi/api-docs';
 import { AccountService } from './account.service';
+
+/** Wrong OTPs are failed guesses for the account limits. */
+const OTP_FAILURES = ['Invalid OTP'];
 
 @ApiTags('accounts')
 @Public()
@@ -39,7 +42,7 @@ export class AccountController {
   })
   @Post('register')
   @HttpCode(200)
-  @UseGuards(ThrottlerGuard)
+  @AccountRateLimit({ route: 'register', identifier: 'email' })
   register(@Req() request: Request): Promise<AccountResponse> {
     return this.account.register({
       username: readParam(request, 'username'),
@@ -57,7 +60,7 @@ export class AccountController {
   })
   @Post('generate/confirm_email')
   @HttpCode(200)
-  @UseGuards(ThrottlerGuard)
+  @AccountRateLimit({ route: 'confirm_email', identifier: 'email' })
   generateConfirmation(@Req() request: Request): Promise<AccountResponse> {
     return this.account.generateConfirmation(readParam(request, 'email'));
   }
@@ -79,7 +82,7 @@ export class AccountController {
   })
   @Post('generate/otp')
   @HttpCode(200)
-  @UseGuards(ThrottlerGuard)
+  @AccountRateLimit({ route: 'otp', identifier: 'emailOrUsername' })
   generateOtp(@Req() request: Request): Promise<AccountResponse> {
     return this.account.generateOtp(readParam(request, 'emailOrUsername'));
   }
@@ -92,7 +95,7 @@ export class AccountController {
   })
   @Post('verify/otp')
   @HttpCode(200)
-  @UseGuards(ThrottlerGuard)
+  @AccountRateLimit({ route: 'verify_otp', identifier: 'emailOrUsername', failures: OTP_FAILURES })
   verifyOtp(@Req() request: Request): Promise<AccountResponse> {
     return this.account.verifyOtp(readParam(request, 'emailOrUsername'), readParam(request, 'otp'));
   }
@@ -114,7 +117,7 @@ export class AccountController {
   })
   @Post('new-password')
   @HttpCode(200)
-  @UseGuards(ThrottlerGuard)
+  @AccountRateLimit({ route: 'new_password', identifier: 'emailOrUsername', failures: OTP_FAILURES })
   newPassword(@Req() request: Request): Promise<AccountResponse> {
     return this.account.newPassword(
       readParam(request, 'password'),

@@ -1,7 +1,7 @@
-import { HttpStatus, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, QueryDeepPartialEntity, Repository } from 'typeorm';
-import { ApiError } from '../common/api-error';
+import { tooManyRequests } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isValidOtp, newOtpSecret, otpFor } from './otp';
 import { User } from './user.entity';
@@ -65,8 +65,19 @@ export class OtpService {
         ...OTP_ISSUE_LIMITS,
       })
       .execute();
-    if (!issued.affected) throw new ApiError(HttpStatus.TOO_MANY_REQUESTS, 'Too many requests');
+    if (!issued.affected) throw tooManyRequests(await this.untilIssuable(manager, userId, now));
     return { otp: await otpFor(secret, now) };
+  }
+
+  /** When the windows that refused an issue have ended, for Retry-After. */
+  private async untilIssuable(manager: EntityManager, userId: number, now: Date): Promise<number> {
+    const user = await manager.findOneBy(User, { id: userId });
+    const ends = [now.getTime()];
+    if (user?.otpHourStart && user.otpHourCount >= OTP_ISSUE_LIMITS.perHour)
+      ends.push(user.otpHourStart.getTime() + HOUR_MS);
+    if (user?.otpDayStart && user.otpDayCount >= OTP_ISSUE_LIMITS.perDay)
+      ends.push(user.otpDayStart.getTime() + DAY_MS);
+    return Math.max(...ends) - now.getTime();
   }
 
   /**

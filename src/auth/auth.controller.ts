@@ -1,11 +1,11 @@
-import { Controller, Get, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { ThrottlerGuard } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { CurrentUser, MissingTokenIsBadRequest, Public } from '../common/decorators';
 import type { AuthUser } from '../common/decorators';
 import { AccountResponse } from '../common/envelopes';
 import { readParam } from '../common/request-params';
+import { AccountRateLimit } from '../rate-limit/account-rate-limit';
 import { ApiAccountEndpoint, ApiFailResponses } from '../openapi/api-docs';
 import { AuthService } from './auth.service';
 
@@ -28,7 +28,11 @@ export class AuthController {
   @Public()
   @Post('login')
   @HttpCode(200)
-  @UseGuards(ThrottlerGuard)
+  @AccountRateLimit({
+    route: 'login',
+    identifier: 'emailOrUsername',
+    failures: ['Invalid login credentials'],
+  })
   login(@Req() request: Request): Promise<AccountResponse> {
     return this.auth.login(readParam(request, 'emailOrUsername'), readParam(request, 'password'));
   }

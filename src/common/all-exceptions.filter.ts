@@ -1,5 +1,4 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
-import { ThrottlerException } from '@nestjs/throttler';
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
 import { ApiError } from './api-error';
@@ -28,6 +27,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       response.end();
       return;
     }
+    if (exception instanceof ApiError) {
+      for (const [name, value] of Object.entries(exception.headers)) response.setHeader(name, value);
+    }
     response.status(status).json(body);
   }
 
@@ -36,9 +38,6 @@ export class AllExceptionsFilter implements ExceptionFilter {
       const body: FailBody = { status: 'fail', message: exception.message };
       if (exception.errors !== undefined) body.errors = exception.errors;
       return [exception.getStatus(), body];
-    }
-    if (exception instanceof ThrottlerException) {
-      return [HttpStatus.TOO_MANY_REQUESTS, { status: 'fail', message: 'Too many requests' }];
     }
     if (exception instanceof HttpException) {
       return (

@@ -7,9 +7,18 @@ export class ApiError extends HttpException {
     status: HttpStatus,
     message: string,
     readonly errors?: unknown,
+    /** Response headers that belong to the answer, e.g. Retry-After. */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message, status);
   }
+}
+
+/** HTTP 429 in the fail envelope, saying when to come back. */
+export function tooManyRequests(retryAfterMs: number): ApiError {
+  return new ApiError(HttpStatus.TOO_MANY_REQUESTS, 'Too many requests', undefined, {
+    'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))),
+  });
 }
 
 /**

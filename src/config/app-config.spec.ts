@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       communityPluginDir: join(dir, 'community-plugins'),
       pluginUploadMaxSize: 262144,
       rateLimit: true,
+      redisUrl: null,
     });
   });
 
@@ -53,6 +54,11 @@ describe('loadConfig', () => {
     ['EMAIL_PATTERN', '([', 'Invalid environment: EMAIL_PATTERN must be a valid regular expression'],
     ['BCRYPT_COST', '40', 'Invalid environment: BCRYPT_COST must be an integer from 4 to 15'],
     ['RATE_LIMIT', 'maybe', 'Invalid environment: RATE_LIMIT must be one of on, off'],
+    [
+      'REDIS_URL',
+      'http://127.0.0.1:6379',
+      'Invalid environment: REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0',
+    ],
     ['SMTP_SECURE', 'yes', 'Invalid environment: SMTP_SECURE must be one of true, false'],
     ['JWT_SECRET', 'short', 'Invalid environment: JWT_SECRET must be at least 32 characters long'],
   ])('stops on a bad %s with one line naming it', (variable, value, message) => {
@@ -86,7 +92,9 @@ describe('loadConfig', () => {
       SMTP_PASSWORD: 'p',
       SVC_ADMIN_EMAILS: ' Root@Example.com, ,ops@example.com ',
       RATE_LIMIT: 'off',
+      REDIS_URL: 'redis://127.0.0.1:6379/2',
     });
+    expect(config.redisUrl).toBe('redis://127.0.0.1:6379/2');
     expect(config.smtp).toEqual({
       host: 'smtp.example.com',
       port: 587,

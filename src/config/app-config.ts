@@ -34,6 +34,8 @@ export interface AppConfig {
   communityPluginDir: string;
   pluginUploadMaxSize: number;
   rateLimit: boolean;
+  /** Shared limit counters for every replica; null keeps them in the process. */
+  redisUrl: string | null;
   logLevel: LogLevel;
   /** Origins allowed by CORS; empty turns CORS off. */
   corsOrigins: string[];
@@ -151,6 +153,21 @@ function smtp(env: Env): SmtpConfig | null {
   };
 }
 
+function redisUrl(env: Env): string | null {
+  const raw = value(env, 'REDIS_URL');
+  if (raw === undefined) return null;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['redis:', 'rediss:'].includes(url.protocol) || !url.hostname) {
+    throw new ConfigError('REDIS_URL', 'a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0');
+  }
+  return raw;
+}
+
 function corsOrigins(env: Env): string[] {
   const origins = (value(env, 'CORS_ORIGINS') ?? '')
     .split(',')
@@ -191,6 +208,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR): AppConfig {
     communityPluginDir: value(env, 'COMMUNITY_PLUGIN_DIR') ?? join(dataDir, 'community-plugins'),
     pluginUploadMaxSize: integer(env, 'PLUGIN_UPLOAD_MAX_SIZE', 262_144, 1, 16 * 1024 * 1024),
     rateLimit: oneOf(env, 'RATE_LIMIT', 'on', ['on', 'off']) === 'on',
+    redisUrl: redisUrl(env),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     corsOrigins: corsOrigins(env),
   };

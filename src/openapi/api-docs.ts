@@ -9,6 +9,7 @@ import {
   ApiQuery,
   ApiResponse,
   ApiTooManyRequestsResponse,
+  ApiServiceUnavailableResponse,
 } from '@nestjs/swagger';
 import type { ReferenceObject, SchemaObject } from '@nestjs/swagger';
 
@@ -114,7 +115,16 @@ export function ApiAccountEndpoint(options: {
     );
   }
   if (options.rateLimited) {
-    decorators.push(ApiTooManyRequestsResponse({ description: '`Too many requests`', schema: FAIL }));
+    decorators.push(
+      ApiTooManyRequestsResponse({
+        description: '`Too many requests`; `Retry-After` gives the seconds to wait',
+        schema: FAIL,
+      }),
+      ApiServiceUnavailableResponse({
+        description: '`Service unavailable`: the database or the shared limit store did not answer',
+        schema: FAIL,
+      }),
+    );
   }
   return applyDecorators(...decorators);
 }

@@ -13,13 +13,14 @@ export interface WindowCount {
 export interface RateLimitStore {
   /** Adds one hit to `key`; the first hit of a window starts a window of `windowMs`. Atomic. */
   increment(key: string, windowMs: number): Promise<WindowCount>;
-  /** The hits in the key's current window, without adding one (0 when none). */
-  peek(key: string): Promise<WindowCount>;
-  /** Forgets the key. */
-  reset(key: string): Promise<void>;
+  /** Takes one hit back from a live window (a reserved attempt that turned out not to count). */
+  decrement(key: string): Promise<void>;
 }
 
 export const RATE_LIMIT_STORE = Symbol('RATE_LIMIT_STORE');
+
+const SWEEP_AT = 10_000;
+const MAX_KEYS = 200_000;
 
 /** One process's counters; windows run on the app's clock, so tests can move time. */
 export class MemoryRateLimitStore implements RateLimitStore {
@@ -39,21 +40,22 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return Promise.resolve({ count: window.count, resetInMs: window.endsAt - now });
   }
 
-  peek(key: string): Promise<WindowCount> {
-    const now = this.now();
+  decrement(key: string): Promise<void> {
     const window = this.windows.get(key);
-    if (!window || window.endsAt <= now) return Promise.resolve({ count: 0, resetInMs: 0 });
-    return Promise.resolve({ count: window.count, resetInMs: window.endsAt - now });
-  }
-
-  reset(key: string): Promise<void> {
-    this.windows.delete(key);
+    if (window && window.endsAt > this.now() && window.count > 0) window.count -= 1;
     return Promise.resolve();
   }
 
-  /** Ended windows are dropped when a new one starts, so the map holds only live keys. */
+  /**
+   * Ended windows are dropped when a new one starts. Past MAX_KEYS live windows the oldest
+   * go too: a flood of fresh keys costs their limits, never the process's memory.
+   */
   private sweep(now: number): void {
-    if (this.windows.size < 10_000) return;
+    if (this.windows.size < SWEEP_AT) return;
     for (const [key, window] of this.windows) if (window.endsAt <= now) this.windows.delete(key);
+    for (const key of this.windows.keys()) {
+      if (this.windows.size < MAX_KEYS) break;
+      this.windows.delete(key);
+    }
   }
 }

@@ -1,0 +1,128 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TEST_JWT_SECRET } from './test-app';
+
+const ROOT = join(__dirname, '..', '..');
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface PostAnswer {
+  status: number;
+  body: unknown;
+  headers: IncomingHttpHeaders;
+  connection?: string;
+}
+
+/**
+ * A JSON POST to 127.0.0.1:<port>. `localAddress` picks the client's own loopback address
+ * (127.0.0.2, ...), so one test can be several clients as the server sees them.
+ */
+export function post(
+  port: number,
+  path: string,
+  body: object,
+  options: { localAddress?: string } = {},
+): Promise<PostAnswer> {
+  return new Promise((resolve, reject) => {
+    const payload = JSON.stringify(body);
+    const call = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        localAddress: options.localAddress,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+            headers: response.headers,
+            connection: response.headers.connection,
+          }),
+        );
+      },
+    );
+    call.on('error', reject);
+    call.end(payload);
+  });
+}
+
+export async function waitUntilReady(port: number, child: ChildProcess): Promise<void> {
+  for (let attempt = 0; attempt < 300; attempt += 1) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    const ready = await new Promise<boolean>((resolve) => {
+      const probe = httpRequest({ host: '127.0.0.1', port, path: '/api/v1/health' }, (response) => {
+        response.resume();
+        resolve(response.statusCode === 200);
+      });
+      probe.on('error', () => resolve(false));
+      probe.end();
+    });
+    if (ready) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('server did not become ready');
+}
+
+export interface ApiProcess {
+  child: ChildProcess;
+  port: number;
+  /** SIGTERM, then SIGKILL if it lingers. */
+  stop: () => Promise<void>;
+}
+
+/** The real entrypoint (src/main.ts through the per-file transpile hook) as its own process. */
+export async function startApiProcess(env: Record<string, string>): Promise<ApiProcess> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    ['-r', join(ROOT, 'test/helpers/ts-register.js'), join(ROOT, 'src/main.ts')],
+    {
+      cwd: mkdtempSync(join(tmpdir(), 'svc-process-')),
+      env: {
+        PATH: process.env.PATH,
+        PORT: String(port),
+        JWT_SECRET: TEST_JWT_SECRET,
+        BCRYPT_COST: '4',
+        LOG_LEVEL: 'silent',
+        ...env,
+      },
+      stdio: 'ignore',
+    },
+  );
+  try {
+    await waitUntilReady(port, child);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return { child, port, stop };
+}
