@@ -3,6 +3,7 @@ import { CreateConfigurationSessionsTargets1763683300000 } from './1763683300000
 import { CreateUserPlugins1763683400000 } from './1763683400000-CreateUserPlugins';
 import { AccountKeysOtpLifecycle1763683500000 } from './1763683500000-AccountKeysOtpLifecycle';
 import { CreateOutbox1763683600000 } from './1763683600000-CreateOutbox';
+import { ReviewKeepsUpdatedAt1763683700000 } from './1763683700000-ReviewKeepsUpdatedAt';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -11,4 +12,5 @@ export const migrations = [
   CreateUserPlugins1763683400000,
   AccountKeysOtpLifecycle1763683500000,
   CreateOutbox1763683600000,
+  ReviewKeepsUpdatedAt1763683700000,
 ];

@@ -44,7 +44,12 @@ describe('community plugins: upload', () => {
     await smtp.start();
     t = await createTestApp({
       smtp,
-      env: { SVC_ADMIN_EMAILS: 'boss@example.com', PLUGIN_UPLOAD_MAX_SIZE: String(MAX_SIZE) },
+      env: {
+        SVC_ADMIN_EMAILS: 'boss@example.com',
+        PLUGIN_UPLOAD_MAX_SIZE: String(MAX_SIZE),
+        // These tests upload many plugins as one user; the cap has its own tests.
+        PLUGIN_MAX_PENDING_PER_USER: '1000',
+      },
     });
     alice = await signUpAs(t, smtp, 'alice');
     boss = await signUpAs(t, smtp, 'boss');

@@ -171,7 +171,16 @@ describe('OpenAPI document', () => {
       maximum: EXECUTION_TIMEOUT.max,
     });
     for (const part of ['name', 'description', 'author']) expect(form.properties![part].type).toBe('string');
-    expect(Object.keys(upload.responses).sort()).toEqual(['201', '400', '401', '409', '413', '422']);
+    expect(Object.keys(upload.responses).sort()).toEqual([
+      '201',
+      '400',
+      '401',
+      '409',
+      '413',
+      '422',
+      '429',
+      '503',
+    ]);
     const created = upload.responses['201'].content!['application/json'].schema;
     expect(created.properties!.data).toEqual({ $ref: '#/components/schemas/OwnerPlugin' });
   });

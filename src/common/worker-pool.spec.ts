@@ -97,6 +97,21 @@ describe('WorkerPool', () => {
     expect(results.slice(0, 3).map((answer) => (answer as Answer).value)).toEqual(['a', 'b', 'c']);
   });
 
+  it("serves owners in turn and bounds each owner's waiting jobs, so a flood does not crowd out another owner", async () => {
+    const pool = newPool({ size: 1, maxQueued: 8, maxQueuedPerOwner: 2 });
+    const order: string[] = [];
+    const track = (value: string, owner: string) =>
+      failure(pool.run(echo(value), owner)).then((answer) => {
+        order.push(Array.isArray(answer) ? `${value}:${answer[0]}` : value);
+      });
+    const flood = ['a1', 'a2', 'a3', 'a4', 'a5'].map((value) => track(value, 'a'));
+    const other = track('b1', 'b');
+    await Promise.all([...flood, other]);
+    // a1 runs at once, a2 and a3 wait, a4 and a5 are refused; b1 is served before a3.
+    expect(order.filter((entry) => entry.endsWith(':busy')).sort()).toEqual(['a4:busy', 'a5:busy']);
+    expect(order.filter((entry) => !entry.includes(':'))).toEqual(['a1', 'a2', 'b1', 'a3']);
+  });
+
   it('terminates a worker that overruns, fails only its job and replaces it', async () => {
     const pool = newPool({ size: 1, timeoutMs: 300, startupTimeoutMs: 10_000 });
     const before = await pool.run(echo('before'));

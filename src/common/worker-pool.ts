@@ -28,6 +28,11 @@ export interface WorkerPoolOptions {
   size: number;
   /** Jobs that may wait for a worker; beyond that `run` rejects at once. Unbounded by default. */
   maxQueued?: number;
+  /**
+   * Jobs one owner (see `run`) may have waiting. Owners are served in turn, one job each, so
+   * one owner's flood neither fills the queue nor delays another's job behind it.
+   */
+  maxQueuedPerOwner?: number;
   /** A job running longer than this takes its worker down with it. No limit by default. */
   timeoutMs?: number;
   /**
@@ -59,22 +64,44 @@ interface Running<J, R> {
 export class WorkerPool<J, R> {
   private readonly idle: Worker[] = [];
   private readonly busy = new Map<Worker, Running<J, R>>();
-  private readonly queue: Pending<J, R>[] = [];
+  /** Waiting jobs by owner; the map's order is the turn order. */
+  private readonly queues = new Map<string, Pending<J, R>[]>();
+  private queued = 0;
   private readonly loading = new Set<Worker>();
   private closed = false;
 
   constructor(private readonly options: WorkerPoolOptions) {}
 
-  run(job: J): Promise<R> {
+  run(job: J, owner = ''): Promise<R> {
     if (this.closed) return Promise.reject(this.closedError());
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ job, resolve, reject });
+      const mine = this.queues.get(owner) ?? [];
+      mine.push({ job, resolve, reject });
+      this.queues.set(owner, mine);
+      this.queued += 1;
       this.dispatch();
-      // The queue was within bounds before this job, so only this job can be the one too many.
-      if (this.queue.length > (this.options.maxQueued ?? Infinity)) {
-        this.queue.pop()!.reject(new WorkerPoolError('busy', `${this.options.name} pool queue is full`));
+      // The queues were within bounds before this job, so only this job (the last of its
+      // owner's, if it still waits) can be the one too many.
+      const { maxQueued = Infinity, maxQueuedPerOwner = Infinity } = this.options;
+      const waiting = this.queues.get(owner);
+      if (waiting && (this.queued > maxQueued || waiting.length > maxQueuedPerOwner)) {
+        waiting.pop()!.reject(new WorkerPoolError('busy', `${this.options.name} pool queue is full`));
+        this.queued -= 1;
+        if (waiting.length === 0) this.queues.delete(owner);
       }
     });
+  }
+
+  /** The first job of the owner whose turn it is; that owner then goes to the back. */
+  private nextJob(): Pending<J, R> | undefined {
+    for (const [owner, waiting] of this.queues) {
+      const pending = waiting.shift()!;
+      this.queues.delete(owner);
+      if (waiting.length > 0) this.queues.set(owner, waiting);
+      this.queued -= 1;
+      return pending;
+    }
+    return undefined;
   }
 
   async close(): Promise<void> {
@@ -85,20 +112,21 @@ export class WorkerPool<J, R> {
       clearTimeout(running.timer);
       running.pending.reject(error);
     }
-    for (const pending of this.queue) pending.reject(error);
+    for (const waiting of this.queues.values()) for (const pending of waiting) pending.reject(error);
     this.idle.length = 0;
     this.busy.clear();
-    this.queue.length = 0;
+    this.queues.clear();
+    this.queued = 0;
     this.loading.clear();
     await Promise.all(workers.map((worker) => worker.terminate()));
   }
 
   private dispatch(): void {
-    while (this.queue.length > 0) {
+    while (this.queued > 0) {
       const worker =
         this.idle.pop() ?? (this.idle.length + this.busy.size < this.options.size ? this.spawn() : undefined);
       if (!worker) return;
-      const pending = this.queue.shift()!;
+      const pending = this.nextJob()!;
       this.busy.set(worker, { pending, timer: this.startTimer(worker) });
       worker.postMessage(pending.job);
     }

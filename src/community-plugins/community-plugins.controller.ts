@@ -28,7 +28,13 @@ import {
   ONLY_PY_FILES,
   PluginUploadInterceptor,
 } from './plugin-upload.interceptor';
-import { PluginUploadService, UploadedPluginFile } from './plugin-upload.service';
+import {
+  PluginUploadService,
+  TOO_MANY_PENDING,
+  UploadedPluginFile,
+  VALIDATOR_BUSY,
+} from './plugin-upload.service';
+import { UploadQuotaInterceptor } from './upload-quota.interceptor';
 import { UserPlugin } from './user-plugin.entity';
 import { ForAudience } from './views/plugin-audience';
 import { PluginViewInterceptor } from './views/plugin-view.interceptor';
@@ -61,9 +67,11 @@ export class CommunityPluginsController {
   @ApiDataEndpoint({
     summary: 'Upload a plugin; it waits for review as `pending`',
     description:
-      'Checked in this order: the `.py` extension, the size, the metadata (`errors` names each field), ' +
-      'the unique name, then the static validator (`errors` lists each violation with rule, message, line ' +
-      'and column). A refused upload leaves neither a row nor a file.',
+      "Before the body is read: the uploader's attempts per hour (429 with `Retry-After`) and plugins " +
+      'waiting for review (409). Then, in this order: the `.py` extension, the size, the metadata ' +
+      '(`errors` names each field), the unique name, then the static validator (`errors` lists each ' +
+      'violation with rule, message, line and column; 503 with `Retry-After` when it has no room for the ' +
+      'upload now). A refused upload leaves neither a row nor a file.',
     access: 'user',
     status: 201,
     data: OWNER_PLUGIN,
@@ -75,16 +83,18 @@ export class CommunityPluginsController {
         MALFORMED_BODY,
         `No ${PLUGIN_FILE_PART} provided`,
       ],
-      409: ['Plugin name already exists'],
+      409: ['Plugin name already exists', TOO_MANY_PENDING],
       413: ['Plugin file exceeds maximum size of <PLUGIN_UPLOAD_MAX_SIZE> bytes'],
       422: ['Plugin failed validation'],
+      429: ['Too many requests'],
+      503: [VALIDATOR_BUSY],
     },
   })
   @ApiConsumes('multipart/form-data')
   @ApiBody({ schema: UPLOAD_FORM })
   @Post('upload')
   @ForAudience('uploader')
-  @UseInterceptors(PluginUploadInterceptor)
+  @UseInterceptors(UploadQuotaInterceptor, PluginUploadInterceptor)
   upload(@CurrentUser() caller: AuthUser, @Req() request: Request): Promise<UserPlugin> {
     const file = (request as Request & { file?: UploadedPluginFile }).file;
     return this.uploads.upload(caller, file, request.body as Record<string, unknown> | undefined);

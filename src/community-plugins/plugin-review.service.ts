@@ -113,9 +113,12 @@ export class PluginReviewService {
     return { plugin_id: plugin.id, events };
   }
 
-  private stamp(): Pick<UserPlugin, 'reviewedAt' | 'updatedAt'> {
-    const now = this.clock.now();
-    return { reviewedAt: now, updatedAt: now };
+  /**
+   * The review time is the admins' to see (reviewed_at); updated_at is shown to everyone and
+   * stays the uploader's, so a review moves nothing in the public and owner views but status.
+   */
+  private stamp(): Pick<UserPlugin, 'reviewedAt'> {
+    return { reviewedAt: this.clock.now() };
   }
 
   /**

@@ -1,16 +1,18 @@
-import { HttpStatus, Injectable, Logger } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { QueryFailedError, Repository } from 'typeorm';
+import { HttpStatus, Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, EntityManager, QueryFailedError, Repository } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isDatabaseUnavailable } from '../common/database-unavailable';
 import type { AuthUser } from '../common/decorators';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import { PLUGIN_FILE_PART } from './plugin-constants';
 import { validateMetadata } from './plugin-metadata';
 import { PluginStorage, sha256Hex } from './plugin-storage';
 import { INVALID_METADATA } from './plugin-upload.interceptor';
 import { UserPlugin } from './user-plugin.entity';
-import { ValidatorPool } from './validator';
+import { ValidatorBusyError, ValidatorPool } from './validator';
 
 /** The parsed upload as the multipart interceptor leaves it on the request. */
 export interface UploadedPluginFile {
@@ -29,6 +31,8 @@ export class PluginUploadService {
 
   constructor(
     @InjectRepository(UserPlugin) private readonly plugins: Repository<UserPlugin>,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly storage: PluginStorage,
     private readonly clock: Clock,
     private readonly validator: ValidatorPool,
@@ -44,7 +48,12 @@ export class PluginUploadService {
     if (!checked.ok) throw new ApiError(HttpStatus.BAD_REQUEST, INVALID_METADATA, checked.errors);
     const metadata = checked.metadata;
     if (await this.nameTaken(metadata.name)) throw nameExists();
-    const verdict = await this.validator.validate(file.buffer);
+    const verdict = await this.validator
+      .validate(file.buffer, String(uploader.id))
+      .catch((error: unknown) => {
+        if (error instanceof ValidatorBusyError) throw validatorBusy();
+        throw error;
+      });
     if (!verdict.ok)
       throw new ApiError(HttpStatus.UNPROCESSABLE_ENTITY, 'Plugin failed validation', verdict.violations);
 
@@ -68,7 +77,11 @@ export class PluginUploadService {
       updatedAt: now,
     });
     try {
-      await this.plugins.insert(plugin);
+      await this.dataSource.transaction(async (manager) => {
+        await this.lockUploader(manager, uploader.id);
+        await this.checkPendingCap(uploader.id, manager);
+        await manager.insert(UserPlugin, plugin);
+      });
     } catch (error) {
       if (isDatabaseUnavailable(error)) {
         // The connection died with the insert, which may have committed with only its answer
@@ -78,6 +91,7 @@ export class PluginUploadService {
         throw error;
       }
       await this.storage.discard(staged);
+      if (error instanceof ApiError) throw error;
       // Two uploads of one name raced past the check above; the unique index decided.
       if (error instanceof QueryFailedError && (await this.nameTaken(metadata.name))) throw nameExists();
       throw error;
@@ -94,6 +108,23 @@ export class PluginUploadService {
     return plugin;
   }
 
+  /** 409 once the uploader has as many plugins waiting for review as PLUGIN_MAX_PENDING_PER_USER allows. */
+  async checkPendingCap(userId: number, manager: EntityManager = this.plugins.manager): Promise<void> {
+    const pending = await manager.countBy(UserPlugin, { userId, status: 'pending' });
+    if (pending >= this.config.pluginMaxPendingPerUser) {
+      throw new ApiError(HttpStatus.CONFLICT, TOO_MANY_PENDING);
+    }
+  }
+
+  /**
+   * A no-op write on the uploader's row: a row lock on MySQL, the write lock on SQLite. Uploads
+   * of one user then count and insert one after another, so the cap holds for uploads sent at
+   * once, in every process.
+   */
+  private async lockUploader(manager: EntityManager, userId: number): Promise<void> {
+    await manager.query('UPDATE users SET id = id WHERE id = ?', [userId]);
+  }
+
   /** Names compare without case on every database, as the unique index does. */
   private async nameTaken(name: string): Promise<boolean> {
     return this.plugins
@@ -104,3 +135,13 @@ export class PluginUploadService {
 }
 
 const nameExists = () => new ApiError(HttpStatus.CONFLICT, 'Plugin name already exists');
+
+export const TOO_MANY_PENDING = 'Too many pending plugins';
+export const VALIDATOR_BUSY = 'Validator is busy';
+/** A guess: one validation takes well under a second, and the queue is short. */
+const VALIDATOR_RETRY_AFTER_SECONDS = '5';
+
+const validatorBusy = () =>
+  new ApiError(HttpStatus.SERVICE_UNAVAILABLE, VALIDATOR_BUSY, undefined, {
+    'Retry-After': VALIDATOR_RETRY_AFTER_SECONDS,
+  });

@@ -22,6 +22,8 @@ describe('loadConfig', () => {
       adminEmails: [],
       communityPluginDir: join(dir, 'community-plugins'),
       pluginUploadMaxSize: 262144,
+      pluginUploadsPerHour: 30,
+      pluginMaxPendingPerUser: 10,
       rateLimit: true,
       redisUrl: null,
     });
@@ -54,6 +56,11 @@ describe('loadConfig', () => {
     ['EMAIL_PATTERN', '([', 'Invalid environment: EMAIL_PATTERN must be a valid regular expression'],
     ['BCRYPT_COST', '40', 'Invalid environment: BCRYPT_COST must be an integer from 4 to 15'],
     ['RATE_LIMIT', 'maybe', 'Invalid environment: RATE_LIMIT must be one of on, off'],
+    [
+      'PLUGIN_MAX_PENDING_PER_USER',
+      '0',
+      'Invalid environment: PLUGIN_MAX_PENDING_PER_USER must be an integer from 1 to 1000000',
+    ],
     [
       'REDIS_URL',
       'http://127.0.0.1:6379',

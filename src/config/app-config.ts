@@ -33,6 +33,10 @@ export interface AppConfig {
   adminEmails: string[];
   communityPluginDir: string;
   pluginUploadMaxSize: number;
+  /** Upload attempts per user per hour (off with RATE_LIMIT=off). */
+  pluginUploadsPerHour: number;
+  /** Plugins one user may have waiting for review. */
+  pluginMaxPendingPerUser: number;
   rateLimit: boolean;
   /** Shared limit counters for every replica; null keeps them in the process. */
   redisUrl: string | null;
@@ -207,6 +211,8 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR): AppConfig {
       .filter((email) => email !== ''),
     communityPluginDir: value(env, 'COMMUNITY_PLUGIN_DIR') ?? join(dataDir, 'community-plugins'),
     pluginUploadMaxSize: integer(env, 'PLUGIN_UPLOAD_MAX_SIZE', 262_144, 1, 16 * 1024 * 1024),
+    pluginUploadsPerHour: integer(env, 'PLUGIN_UPLOADS_PER_HOUR', 30, 1, 1_000_000),
+    pluginMaxPendingPerUser: integer(env, 'PLUGIN_MAX_PENDING_PER_USER', 10, 1, 1_000_000),
     rateLimit: oneOf(env, 'RATE_LIMIT', 'on', ['on', 'off']) === 'on',
     redisUrl: redisUrl(env),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),

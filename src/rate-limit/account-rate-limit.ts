@@ -2,7 +2,6 @@ import {
   applyDecorators,
   CallHandler,
   ExecutionContext,
-  HttpStatus,
   Inject,
   Injectable,
   NestInterceptor,
@@ -15,20 +14,13 @@ import { createHash } from 'node:crypto';
 import { Observable, tap } from 'rxjs';
 import { identityKey } from '../account/identity-key';
 import { UsersService } from '../account/users.service';
-import { ApiError, tooManyRequests } from '../common/api-error';
 import type { AccountResponse } from '../common/envelopes';
 import { readParam } from '../common/request-params';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { RATE_LIMIT_STORE } from './rate-limit-store';
-import type { RateLimitStore } from './rate-limit-store';
+import { Limit, RateLimiter } from './rate-limiter';
 
 const MINUTE_MS = 60_000;
-
-export interface Limit {
-  limit: number;
-  windowMs: number;
-}
 
 /** Requests per client address, per route. */
 export const ADDRESS_LIMIT: Limit = { limit: 30, windowMs: MINUTE_MS };
@@ -67,7 +59,7 @@ export const AccountRateLimit = (policy: AccountLimitPolicy) =>
 @Injectable()
 export class AccountRateLimitInterceptor implements NestInterceptor {
   constructor(
-    @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,
+    private readonly limiter: RateLimiter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly users: UsersService,
     private readonly reflector: Reflector,
@@ -78,11 +70,11 @@ export class AccountRateLimitInterceptor implements NestInterceptor {
     if (!this.config.rateLimit || !policy) return next.handle();
     const request = context.switchToHttp().getRequest<Request>();
     const address = request.ip ?? 'unknown';
-    const reserved = await this.guarded(() => this.reserve(policy, request, address));
+    const reserved = await this.reserve(policy, request, address);
     if (reserved.length === 0) return next.handle();
     // An answer is already on its way: a count that cannot be handed back stays taken.
     const release = () =>
-      void Promise.all(reserved.map((key) => this.store.decrement(key))).catch(() => undefined);
+      void Promise.all(reserved.map((key) => this.limiter.giveBack(key))).catch(() => undefined);
     return next.handle().pipe(
       tap({
         next: (body) => {
@@ -95,30 +87,22 @@ export class AccountRateLimitInterceptor implements NestInterceptor {
 
   /** Takes every count the request needs; refuses past a limit. Returns failure keys to hand back. */
   private async reserve(policy: AccountLimitPolicy, request: Request, address: string): Promise<string[]> {
-    await this.take(`addr:${policy.route}:${address}`, ADDRESS_LIMIT);
+    await this.limiter.take(`addr:${policy.route}:${address}`, ADDRESS_LIMIT);
     const account = await this.accountKey(policy, request);
     if (account === null) return [];
     if (!policy.failures) {
-      await this.take(`req:${policy.route}:${account}`, ACCOUNT_REQUEST_LIMIT);
+      await this.limiter.take(`req:${policy.route}:${account}`, ACCOUNT_REQUEST_LIMIT);
       return [];
     }
     const pair = `fail:${account}:${address}`;
-    await this.take(pair, PAIR_FAILURE_LIMIT);
+    await this.limiter.take(pair, PAIR_FAILURE_LIMIT);
     try {
-      await this.take(`fail:${account}`, ACCOUNT_FAILURE_LIMIT);
+      await this.limiter.take(`fail:${account}`, ACCOUNT_FAILURE_LIMIT);
     } catch (error) {
-      await this.store.decrement(pair);
+      await this.limiter.giveBack(pair);
       throw error;
     }
     return [pair, `fail:${account}`];
-  }
-
-  /** One hit on `key`; past the limit the hit is taken back and the request refused. */
-  private async take(key: string, { limit, windowMs }: Limit): Promise<void> {
-    const { count, resetInMs } = await this.store.increment(key, windowMs);
-    if (count <= limit) return;
-    await this.store.decrement(key);
-    throw tooManyRequests(resetInMs);
   }
 
   private async accountKey(policy: AccountLimitPolicy, request: Request): Promise<string | null> {
@@ -131,16 +115,6 @@ export class AccountRateLimitInterceptor implements NestInterceptor {
     if (user) return `user:${user.id}`;
     // Hashed, so a huge identifier makes a short key.
     return `text:${createHash('sha256').update(identityKey(identifier)).digest('base64url')}`;
-  }
-
-  /** A store that cannot answer fails the request closed: 503, never an unlimited guess. */
-  private async guarded<T>(action: () => Promise<T>): Promise<T> {
-    try {
-      return await action();
-    } catch (error) {
-      if (error instanceof ApiError) throw error;
-      throw new ApiError(HttpStatus.SERVICE_UNAVAILABLE, 'Service unavailable');
-    }
   }
 }
 

@@ -4,6 +4,7 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { MemoryRateLimitStore, RATE_LIMIT_STORE } from './rate-limit-store';
 import type { RateLimitStore } from './rate-limit-store';
+import { RateLimiter } from './rate-limiter';
 import { RedisRateLimitStore } from './redis-rate-limit-store';
 
 /**
@@ -13,6 +14,7 @@ import { RedisRateLimitStore } from './redis-rate-limit-store';
 @Global()
 @Module({
   providers: [
+    RateLimiter,
     {
       provide: RATE_LIMIT_STORE,
       inject: [APP_CONFIG, Clock],
@@ -22,7 +24,7 @@ import { RedisRateLimitStore } from './redis-rate-limit-store';
           : new MemoryRateLimitStore(() => clock.now().getTime()),
     },
   ],
-  exports: [RATE_LIMIT_STORE],
+  exports: [RATE_LIMIT_STORE, RateLimiter],
 })
 export class RateLimitModule implements OnApplicationShutdown {
   constructor(@Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore) {}

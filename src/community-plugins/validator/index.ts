@@ -1,4 +1,4 @@
 export { validate } from './validator';
-export { ValidatorPool } from './validator-pool';
+export { ValidatorBusyError, ValidatorPool } from './validator-pool';
 export type { ValidationResult, Violation } from './types';
 export { Rule, type RuleId } from './rules';

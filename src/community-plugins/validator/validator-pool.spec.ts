@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { validate } from './validator';
-import { ValidatorPool, type ValidatorPoolOptions } from './validator-pool';
+import { ValidatorBusyError, ValidatorPool, type ValidatorPoolOptions } from './validator-pool';
 
 const plugin = (body: string, prelude = ''): Buffer =>
   Buffer.from(`${prelude}DESCRIPTION = "Test plugin"\n\ndef run(PluginInfo):\n    ${body}\n`, 'utf8');
@@ -78,21 +78,25 @@ describe('ValidatorPool', () => {
     await expect(next).resolves.toEqual({ ok: true, violations: [] });
   });
 
-  it('rejects an upload at once when too many are waiting', async () => {
+  it('refuses an upload at once, without a verdict, when too many are waiting', async () => {
     const single = newPool({ size: 1, maxQueued: 0 });
-    const verdicts = await Promise.all([
-      single.validate(plugin('return None')),
-      single.validate(plugin('return 1')),
-    ]);
-    expect(verdicts).toEqual([
-      { ok: true, violations: [] },
-      internalError('Validator is busy; plugin rejected, try again later'),
-    ]);
+    const first = single.validate(plugin('return None'));
+    await expect(single.validate(plugin('return 1'))).rejects.toThrow(ValidatorBusyError);
+    await expect(first).resolves.toEqual({ ok: true, violations: [] });
   });
 
-  it('fails uploads closed after shutdown', async () => {
+  it('keeps room for other uploaders when one has too many waiting', async () => {
+    const single = newPool({ size: 1, maxQueued: 8, maxQueuedPerUploader: 1 });
+    const flood = [1, 2, 3].map(() => single.validate(plugin('return None'), 'flooder'));
+    const other = single.validate(plugin('return None'), 'other');
+    await expect(flood[2]).rejects.toThrow(ValidatorBusyError);
+    await expect(other).resolves.toEqual({ ok: true, violations: [] });
+    await expect(Promise.all(flood.slice(0, 2))).resolves.toHaveLength(2);
+  });
+
+  it('refuses uploads without a verdict after shutdown', async () => {
     const closed = newPool();
     await closed.onApplicationShutdown();
-    await expect(closed.validate(plugin('return None'))).resolves.toEqual(internalError(FAILED));
+    await expect(closed.validate(plugin('return None'))).rejects.toThrow(ValidatorBusyError);
   });
 });

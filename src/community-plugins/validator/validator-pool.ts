@@ -13,10 +13,19 @@ export const VALIDATION_TIMEOUT_MS = 5_000;
 export const VALIDATOR_STARTUP_TIMEOUT_MS = 20_000;
 /** Uploads waiting for a thread; each holds its file in memory. */
 export const MAX_QUEUED_VALIDATIONS = 8;
+/** Uploads one uploader may have waiting: the rest of the queue stays open to others. */
+export const MAX_QUEUED_VALIDATIONS_PER_UPLOADER = 2;
+
+/**
+ * No thread could take the upload now (queue full, or shutting down): nothing was judged,
+ * so this is no verdict on the code, and the client may try again.
+ */
+export class ValidatorBusyError extends Error {}
 
 export interface ValidatorPoolOptions {
   size?: number;
   maxQueued?: number;
+  maxQueuedPerUploader?: number;
   timeoutMs?: number;
   startupTimeoutMs?: number;
 }
@@ -25,8 +34,9 @@ export interface ValidatorPoolOptions {
  * Runs validate() on worker threads. Parsing and the rules are synchronous: tens of ms for an
  * ordinary plugin, up to the 3 s budget for a crafted one, and on the event loop that would
  * stall every request of the API. Uploads are rare, so at most two threads, started on the first
- * uploads and then kept. Like validate() itself it never throws: a thread that crashes or
- * overruns, a full queue or a closed pool reject the plugin with an `internal-error` violation.
+ * uploads and then kept. Uploaders are served in turn. A thread that crashes or overruns
+ * rejects the plugin with an `internal-error` violation (fail closed); a full queue or a
+ * closed pool throw ValidatorBusyError.
  */
 export class ValidatorPool implements OnApplicationShutdown {
   private readonly logger = new Logger('ValidatorPool');
@@ -38,27 +48,28 @@ export class ValidatorPool implements OnApplicationShutdown {
       source: moduleWorkerSource(require.resolve('./validation-worker')),
       size: options.size ?? Math.min(2, availableParallelism()),
       maxQueued: options.maxQueued ?? MAX_QUEUED_VALIDATIONS,
+      maxQueuedPerOwner: options.maxQueuedPerUploader ?? MAX_QUEUED_VALIDATIONS_PER_UPLOADER,
       timeoutMs: options.timeoutMs ?? VALIDATION_TIMEOUT_MS,
       startupTimeoutMs: options.startupTimeoutMs ?? VALIDATOR_STARTUP_TIMEOUT_MS,
     });
   }
 
-  async validate(source: Buffer): Promise<ValidationResult> {
+  async validate(source: Buffer, uploader = ''): Promise<ValidationResult> {
     try {
-      return await this.pool.run(source);
+      return await this.pool.run(source, uploader);
     } catch (error) {
+      if (error instanceof WorkerPoolError && (error.reason === 'busy' || error.reason === 'closed')) {
+        throw new ValidatorBusyError(error.message);
+      }
       this.logger.warn(
         `Plugin rejected without a verdict: ${error instanceof Error ? error.message : String(error)}`,
       );
-      const busy = error instanceof WorkerPoolError && error.reason === 'busy';
       return {
         ok: false,
         violations: [
           {
             rule: Rule.internalError,
-            message: busy
-              ? 'Validator is busy; plugin rejected, try again later'
-              : 'Validator failed internally; plugin rejected',
+            message: 'Validator failed internally; plugin rejected',
             line: 1,
             column: 1,
           },
