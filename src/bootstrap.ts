@@ -1,5 +1,6 @@
 import { INestApplication, ValidationPipe } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 import type { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
@@ -20,6 +21,13 @@ export function configureApp(app: INestApplication): void {
   // The API speaks plain HTTP unless a proxy adds TLS; upgrading the docs page's own requests
   // to https would break the Swagger UI there.
   express.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
+  // Answers carry tokens, source code and personal data; no cache, shared or private, keeps one.
+  express.use(
+    (_request: unknown, response: { setHeader(name: string, value: string): void }, next: () => void) => {
+      response.setHeader('Cache-Control', 'no-store');
+      next();
+    },
+  );
   if (config.corsOrigins.length > 0) {
     express.enableCors({ origin: config.corsOrigins, exposedHeaders: ['X-Request-Id'] });
   }

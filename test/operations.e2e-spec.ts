@@ -1,4 +1,6 @@
 import { rmSync, writeFileSync } from 'node:fs';
+import { signUpAs, upload } from './helpers/marketplace';
+import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
 describe('health, request ids, security headers', () => {
@@ -89,5 +91,38 @@ describe('CORS by default', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('Cache-Control', () => {
+  const smtp = new SmtpSink();
+  let t: TestApp;
+  beforeAll(async () => {
+    await smtp.start();
+    t = await createTestApp({ smtp, env: { SVC_ADMIN_EMAILS: 'boss@example.com' } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await smtp.stop();
+  });
+
+  it('is no-store on every answer that carries a token, source code or personal data, and on failures', async () => {
+    const boss = await signUpAs(t, smtp, 'boss');
+    const created = await upload(t, boss.token).expect(201);
+    const id = (created.body as { data: { id: number } }).data.id;
+    const auth = { Authorization: `Bearer ${boss.token}` };
+    const answers = [
+      created,
+      await t.http().post('/api/v1/login/').send({ emailOrUsername: boss.email, password: boss.password }),
+      await t.http().get('/api/v1/community-plugins/me/').set(auth),
+      await t.http().get('/api/v1/community-plugins/mine/').set(auth),
+      await t.http().get(`/api/v1/community-plugins/${id}/source/`).set(auth),
+      await t.http().get('/api/v1/sessions/').set(auth),
+      await t.http().get('/api/v1/configuration').set(auth),
+      await t.http().get('/api/v1/verify/confirm_email/00000000-0000-4000-8000-000000000000'),
+      await t.http().get('/api/v1/sessions/'),
+      await t.http().get('/api/v1/no-such-route'),
+    ];
+    expect(answers.map((answer) => answer.headers['cache-control'])).toEqual(answers.map(() => 'no-store'));
   });
 });

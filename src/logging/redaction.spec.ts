@@ -16,6 +16,17 @@ describe('redactUrl', () => {
     ],
     ['/api/v1/sessions/?active=true', '/api/v1/sessions/?active=true'],
     ['/x?PASSWORD=a#frag', '/x?PASSWORD=[Redacted]#frag'],
+    [
+      '/api/v1/sessions/?access_token=eyJ.a.b&jwt=eyJ.c.d&id_token=t&refresh-token=r',
+      '/api/v1/sessions/?access_token=[Redacted]&jwt=[Redacted]&id_token=[Redacted]&refresh-token=[Redacted]',
+    ],
+    [
+      '/api/v1/x?apiKey=k1&api_key=k2&session_id=s&code=c&Authorization=Bearer%20x&name=ok',
+      '/api/v1/x?apiKey=[Redacted]&api_key=[Redacted]&session_id=[Redacted]&code=[Redacted]&Authorization=[Redacted]&name=ok',
+    ],
+    ['/x?%74oken=abc', '/x?%74oken=[Redacted]'],
+    ['/x?token', '/x?token'],
+    ['/x?a=1&&jwt=2', '/x?a=1&&jwt=[Redacted]'],
   ])('%s', (url, expected) => expect(redactUrl(url)).toBe(expected));
 });
 

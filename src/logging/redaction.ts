@@ -22,13 +22,42 @@ export const REDACT_PATHS = [
   ...SECRET_KEYS.flatMap((key) => [`["${key}"]`, `*["${key}"]`, `*.*["${key}"]`]),
 ];
 
-const SECRET_QUERY = new RegExp(`([?&](?:${SECRET_KEYS.join('|')})=)[^&#]*`, 'gi');
+/**
+ * Query parameters whose value is redacted: the secret keys, and any name that looks like it
+ * carries a credential (`access_token`, `jwt`, `apiKey`, `session_id`, `code`, ...). Redacting
+ * a harmless parameter by mistake costs a log detail; missing a token would leak it.
+ */
+const SECRET_PARAM_NAME = new RegExp(
+  [...SECRET_KEYS, 'token', 'jwt', 'key', 'code', 'session', 'auth', 'signature', 'sig', 'credential']
+    .map((name) => name.replace(/[-_]/g, '[-_]?'))
+    .join('|'),
+  'i',
+);
+const QUERY_PARAM = /([?&])([^=&#]*)(=?)([^&#]*)/g;
 /** The activation key in the path is as good as a password until it is used. */
 const SECRET_PATH = /(\/verify\/confirm_email\/)[^/?#]+/i;
 
 /** A request URL as it may be logged: secret query values and the activation key replaced. */
 export function redactUrl(url: string): string {
-  return url.replace(SECRET_QUERY, `$1${CENSOR}`).replace(SECRET_PATH, `$1${CENSOR}`);
+  const hash = url.indexOf('#');
+  const [head, fragment] = hash < 0 ? [url, ''] : [url.slice(0, hash), url.slice(hash)];
+  const query = head.indexOf('?');
+  const path = (query < 0 ? head : head.slice(0, query)).replace(SECRET_PATH, `$1${CENSOR}`);
+  const search = query < 0 ? '' : head.slice(query).replace(QUERY_PARAM, redactParam);
+  return path + search + fragment;
+}
+
+function redactParam(whole: string, separator: string, name: string, equals: string): string {
+  if (!equals || !SECRET_PARAM_NAME.test(safeDecode(name))) return whole;
+  return `${separator}${name}=${CENSOR}`;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text;
+  }
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
