@@ -497,8 +497,9 @@ describe('community plugins: upload', () => {
 
     it('lets exactly one of several racing uploads of one name through, leaving one row and one file', async () => {
       const before = await pluginState(t);
+      // Four: as many as one uploader may have at the validator at once (two running, two waiting).
       const responses = await Promise.all(
-        Array.from({ length: 6 }, (_, index) =>
+        Array.from({ length: 4 }, (_, index) =>
           upload(t, alice.token, {
             fields: validFields(index % 2 === 0 ? 'Racing name' : 'RACING NAME'),
             file: benignPlugin(`race ${index}`),
@@ -506,7 +507,7 @@ describe('community plugins: upload', () => {
         ),
       );
       const statuses = responses.map((response) => response.status).sort();
-      expect(statuses).toEqual([201, 409, 409, 409, 409, 409]);
+      expect(statuses).toEqual([201, 409, 409, 409]);
       for (const response of responses.filter((candidate) => candidate.status === 409)) {
         expect(response.body).toEqual(fail('Plugin name already exists'));
       }

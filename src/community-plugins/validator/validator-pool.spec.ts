@@ -48,7 +48,8 @@ describe('ValidatorPool', () => {
       Buffer.from([0xff, 0xfe, 0x00]),
       largePlugin(),
     ];
-    const verdicts = await Promise.all(sources.map((source) => pool.validate(source)));
+    // Each from its own uploader: one uploader may have only two waiting.
+    const verdicts = await Promise.all(sources.map((source, index) => pool.validate(source, `u${index}`)));
     expect(verdicts).toEqual(await Promise.all(sources.map((source) => validate(source))));
     expect(verdicts.map((verdict) => verdict.ok)).toEqual([true, false, false, false, true]);
   });
