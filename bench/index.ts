@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: the app against a bare node:http baseline and against the bcrypt limit,
- * then the validator benchmark. Prints; writes nothing into the repository.
+ * the response time of generate/confirm_email for known and unknown addresses, then the
+ * validator benchmark. Prints; writes nothing into the repository.
  *
  * Environment (all optional):
  *   BENCH_DATABASE_URL  mysql://user:pass@host:3306/db: a database of its own; it is EMPTIED
@@ -21,6 +22,7 @@ import type { AppConfig } from '../src/config/app-config';
 import { startApp } from './app-server';
 import { startBaseline } from './baseline-server';
 import { BcryptLimit, measureBcryptLimit } from './bcrypt-limit';
+import { formatTiming, measureConfirmTiming } from './confirm-timing';
 import { addUsage, NO_USAGE, runLoad, summarize } from './load';
 import type { LoadResult, LoadSpec, RawLoad } from './load-spec';
 import { BenchReport, ScenarioRow, scenarioTable, summaryLines } from './report';
@@ -113,6 +115,11 @@ async function main(): Promise<void> {
     );
     for (const line of summaryLines(report)) console.log(line);
 
+    progress('generate/confirm_email: known and unknown addresses, SMTP taking 100 ms a mail');
+    const confirmTiming = await measureConfirmTiming();
+    console.log('\naccount enumeration by timing (one request at a time, alternating)');
+    console.log(formatTiming(confirmTiming));
+
     let validator = null;
     if (!process.argv.includes('--skip-validator')) {
       progress('validator benchmark');
@@ -120,7 +127,9 @@ async function main(): Promise<void> {
       console.log('\nvalidator (in-process, no HTTP)');
       console.log(formatBenchTable(validator));
     }
-    if (jsonFile) writeFileSync(jsonFile, JSON.stringify({ ...report, validator }, null, 2) + '\n');
+    if (jsonFile) {
+      writeFileSync(jsonFile, JSON.stringify({ ...report, confirmTiming, validator }, null, 2) + '\n');
+    }
 
     const failed = Object.values(report.rows)
       .filter((row) => row.app.failures > 0 || (row.baseline?.failures ?? 0) > 0)
