@@ -22,12 +22,10 @@ export function configureApp(app: INestApplication): void {
   // to https would break the Swagger UI there.
   express.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
   // Answers carry tokens, source code and personal data; no cache, shared or private, keeps one.
-  express.use(
-    (_request: unknown, response: { setHeader(name: string, value: string): void }, next: () => void) => {
-      response.setHeader('Cache-Control', 'no-store');
-      next();
-    },
-  );
+  express.use((_request: Request, response: Response, next: NextFunction) => {
+    response.setHeader('Cache-Control', 'no-store');
+    next();
+  });
   if (config.corsOrigins.length > 0) {
     express.enableCors({ origin: config.corsOrigins, exposedHeaders: ['X-Request-Id'] });
   }
