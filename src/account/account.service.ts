@@ -49,7 +49,9 @@ export class AccountService implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.outbox.handle(ACTIVATION_REQUEST, (payload, manager) => this.sendActivation(payload, manager));
+    this.outbox.handle(ACTIVATION_REQUEST, (payload, manager) => this.sendActivation(payload, manager), {
+      inTransaction: true,
+    });
   }
 
   async register({
@@ -124,7 +126,7 @@ export class AccountService implements OnModuleInit {
    */
   private async sendActivation(payload: unknown, manager: EntityManager): Promise<void> {
     const { email } = payload as { email?: unknown };
-    const user = typeof email === 'string' ? await this.usersService.findByEmail(email) : null;
+    const user = typeof email === 'string' ? await this.usersService.findByEmail(email, manager) : null;
     if (!user) return;
     const confirmation = manager.create(EmailConfirmation, {
       keyValue: randomUUID(),

@@ -29,8 +29,8 @@ export class UsersService implements OnApplicationBootstrap {
     return found.find((user) => user.emailKey === key) ?? found[0] ?? null;
   }
 
-  findByEmail(email: string): Promise<User | null> {
-    return this.users.findOneBy({ emailKey: identityKey(email) });
+  findByEmail(email: string, manager: EntityManager = this.users.manager): Promise<User | null> {
+    return manager.findOneBy(User, { emailKey: identityKey(email) });
   }
 
   isListedAdmin(email: string): boolean {

@@ -6,6 +6,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { dataSourceOptions } from './data-source-options';
 import { migrate } from './migrate';
 import { upgradeSchema } from './schema-upgrade';
+import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
 @Module({
   imports: [
@@ -18,6 +19,7 @@ import { upgradeSchema } from './schema-upgrade';
       }),
       dataSourceFactory: async (options) => {
         const dataSource = await new DataSource(options!).initialize();
+        if (dataSource.options.type === 'better-sqlite3') SqliteTransactionGate.install(dataSource);
         try {
           await migrate(dataSource);
           await upgradeSchema(dataSource);

@@ -4,8 +4,13 @@ import { DataSource, EntityManager, Repository } from 'typeorm';
 import { Clock } from '../common/clock';
 import { OutboxJob } from './outbox-job.entity';
 
-/** Does one job. Writes through `manager` commit together with the job's removal. */
+/** Does one job; see Outbox.handle for what `manager` is. */
 export type OutboxHandler = (payload: unknown, manager: EntityManager) => Promise<void>;
+
+interface Registered {
+  handler: OutboxHandler;
+  inTransaction: boolean;
+}
 
 /** How often every process looks for due jobs; a nudge after a commit starts at once. */
 export const OUTBOX_POLL_MS = 1_000;
@@ -22,14 +27,13 @@ const BATCH = 20;
  * A durable outbox. Work that must follow a commit (a mail) is written as a row in the same
  * transaction, so it exists exactly when its record does, and survives crashes and outages.
  * Every API process runs a worker: it claims due jobs with a conditional UPDATE (a lease),
- * so no two workers run one job at once, and removes a job in the same transaction as the
- * handler's own writes. Delivery outside the database (SMTP) is at least once: a crash
- * between sending and that commit sends again.
+ * so no two workers run one job at once. Delivery outside the database (SMTP) is at least
+ * once: a crash between sending and removing the job sends again.
  */
 @Injectable()
 export class Outbox implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Outbox');
-  private readonly handlers = new Map<string, OutboxHandler>();
+  private readonly handlers = new Map<string, Registered>();
   private running: Promise<number> | null = null;
   private queued: Promise<number> | null = null;
   private timer?: NodeJS.Timeout;
@@ -41,8 +45,14 @@ export class Outbox implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly clock: Clock,
   ) {}
 
-  handle(kind: string, handler: OutboxHandler): void {
-    this.handlers.set(kind, handler);
+  /**
+   * With `inTransaction`, the handler's writes through `manager` commit together with the
+   * job's removal: for work that is all in the database. Otherwise (a mail: the outside world)
+   * the handler runs outside any transaction, which must never wait on a remote server, and
+   * the job is removed after it.
+   */
+  handle(kind: string, handler: OutboxHandler, options: { inTransaction?: boolean } = {}): void {
+    this.handlers.set(kind, { handler, inTransaction: options.inTransaction ?? false });
   }
 
   /** Writes the job within the caller's transaction; call nudge() once that has committed. */
@@ -141,12 +151,18 @@ export class Outbox implements OnApplicationBootstrap, OnModuleDestroy {
     const job = await this.jobs.findOneBy({ id });
     if (!job) return false;
     try {
-      const handler = this.handlers.get(job.kind);
-      if (!handler) throw new Error(`No handler for outbox jobs of kind ${job.kind}`);
-      await this.dataSource.transaction(async (manager) => {
-        await handler(JSON.parse(job.payload), manager);
-        await manager.delete(OutboxJob, { id });
-      });
+      const registered = this.handlers.get(job.kind);
+      if (!registered) throw new Error(`No handler for outbox jobs of kind ${job.kind}`);
+      const payload: unknown = JSON.parse(job.payload);
+      if (registered.inTransaction) {
+        await this.dataSource.transaction(async (manager) => {
+          await registered.handler(payload, manager);
+          await manager.delete(OutboxJob, { id });
+        });
+      } else {
+        await registered.handler(payload, this.dataSource.manager);
+        await this.jobs.delete({ id });
+      }
     } catch (error) {
       await this.failed(job, now, messageOf(error));
     }
