@@ -1,8 +1,9 @@
 import type { Node } from 'web-tree-sitter';
 import type { Findings } from './findings';
+import { isSubmodule, moduleRefusal } from './allowed-modules';
 import { isForbiddenModule, MODULE_REACHING_NAMES } from './forbidden-modules';
 import { dottedName, identifierName } from './python-syntax';
-import { FORBIDDEN_BUILTIN_NAMES, isDunder, Rule } from './rules';
+import { FORBIDDEN_BUILTIN_NAMES, isDunder, isPrivateName, Rule } from './rules';
 
 export const IMPORT_NODE_TYPES: readonly string[] = [
   'import_statement',
@@ -35,9 +36,8 @@ export function checkImports(
   const importedNames: ImportedName[] = [];
 
   const checkModulePath = (module: string, node: Node): void => {
-    if (isForbiddenModule(module)) {
-      findings.add(Rule.forbiddenImport, `Import of forbidden module '${module}'`, node.startPosition);
-    }
+    const refusal = moduleRefusal(module);
+    if (refusal) findings.add(Rule.forbiddenImport, refusal, node.startPosition);
     const dunderSegment = module.split('.').find(isDunder);
     if (dunderSegment) {
       findings.add(
@@ -109,15 +109,26 @@ export function checkImports(
       if (alias) checkBoundName(boundName, alias);
       if (module === null) continue;
       const qualifiedName = `${module}.${name}`;
+      if (isPrivateName(name)) {
+        findings.add(
+          Rule.privateAccess,
+          `Import of private name '${qualifiedName}' is not allowed`,
+          nameNode.startPosition,
+        );
+      }
       // `from asyncio import subprocess` imports the forbidden module asyncio.subprocess;
       // `from pathlib import os` gets os out of a module that imported it.
       const reachesModule = isForbiddenModule(qualifiedName) || MODULE_REACHING_NAMES.has(name);
-      if (!isForbiddenModule(module) && reachesModule) {
-        findings.add(
-          Rule.forbiddenImport,
-          `Import of forbidden module '${qualifiedName}'`,
-          nameNode.startPosition,
-        );
+      if (moduleRefusal(module) === null) {
+        if (reachesModule) {
+          findings.add(
+            Rule.forbiddenImport,
+            `Import of forbidden module '${qualifiedName}'`,
+            nameNode.startPosition,
+          );
+        } else if (isSubmodule(module, name) && moduleRefusal(qualifiedName)) {
+          findings.add(Rule.forbiddenImport, moduleRefusal(qualifiedName)!, nameNode.startPosition);
+        }
       }
       bind(boundName, qualifiedName);
       importedNames.push({ qualifiedName, node: nameNode });

@@ -20,8 +20,10 @@ import {
   FORBIDDEN_BUILTIN_NAMES,
   isDecoderFunction,
   isDunder,
+  isPrivateName,
   MODULES_USABLE_ONLY_BY_ATTRIBUTE,
   OPEN_LIKE_QUALIFIED_NAMES,
+  PUBLIC_UNDERSCORE_ATTRIBUTES,
   READ_ONLY_OPEN_MODES,
   Rule,
   YAML_ALWAYS_UNSAFE_LOADERS,
@@ -85,6 +87,7 @@ export class NameRules {
   isWatched(name: string): boolean {
     return (
       isDunder(name) ||
+      isPrivateName(name) ||
       FORBIDDEN_BUILTIN_NAMES.has(name) ||
       isDangerousAttributeName(name) ||
       CONTEXT_DEPENDENT_ATTRIBUTE_NAMES.has(name) ||
@@ -168,6 +171,14 @@ export class NameRules {
     }
     if (FILE_WRITING_METHODS.has(name)) {
       this.report(context, Rule.openWrite, `Writing files with .${name}() is not allowed`);
+      return;
+    }
+    if (isPrivateName(name) && !PUBLIC_UNDERSCORE_ATTRIBUTES.has(name)) {
+      // A module's or an object's private helpers are where the doors are
+      // (`uuid._get_command_stdout`, a loop's `_make_subprocess_transport`).
+      if (!object || !this.isOwnObject(object)) {
+        this.report(context, Rule.privateAccess, `Access to private attribute '${name}' is not allowed`);
+      }
       return;
     }
     const objectNames = object ? resolveQualifiedNames(this.source, object, this.bindings) : [];
@@ -263,6 +274,12 @@ export class NameRules {
       if (this.importedNames.has(qualifiedName.slice(0, end))) return true;
     }
     return false;
+  }
+
+  /** `self`, `cls` or `super()`: the objects a plugin's own class may use privately. */
+  private isOwnObject(object: Node): boolean {
+    if (object.type === 'identifier' && identifierName(this.source, object) === 'cls') return true;
+    return this.isSelfOrSuper(object);
   }
 
   private isSelfOrSuper(object: Node): boolean {

@@ -7,6 +7,7 @@ export const Rule = {
   starImport: 'star-import',
   forbiddenName: 'forbidden-name',
   dunderAccess: 'dunder-access',
+  privateAccess: 'private-access',
   openWrite: 'open-write',
   dangerousAttribute: 'dangerous-attribute',
   unsafeYamlLoad: 'unsafe-yaml-load',
@@ -216,6 +217,23 @@ export function isDecoderFunction(qualifiedName: string): boolean {
     default:
       return false;
   }
+}
+
+/**
+ * Underscore names that are public API: namedtuple's methods and fields. Every other `_name`
+ * is private to its owner, and a plugin only owns `self` and `cls`.
+ */
+export const PUBLIC_UNDERSCORE_ATTRIBUTES: ReadonlySet<string> = new Set([
+  '_asdict',
+  '_replace',
+  '_fields',
+  '_make',
+  '_field_defaults',
+]);
+
+/** `_name`, not a dunder and not the throwaway `_`. */
+export function isPrivateName(name: string): boolean {
+  return name.length > 1 && name.startsWith('_') && !isDunder(name);
 }
 
 export function isDunder(name: string): boolean {
