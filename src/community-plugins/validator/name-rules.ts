@@ -117,6 +117,11 @@ export class NameRules {
     } else if (parentType === 'keyword_argument' && context.fieldName(0) === 'name') {
       // `f(input=1)` names a parameter; it does not reference the builtin.
       if (isDunder(name)) this.reportDunder(context, name);
+    } else if (
+      parentType === 'keyword_pattern' &&
+      context.node(1)?.firstNamedChild?.id === context.node(0)?.id
+    ) {
+      this.checkPatternAttribute(context, name);
     } else {
       this.checkNameReference(context, name);
     }
@@ -141,6 +146,24 @@ export class NameRules {
         this.report(context, rule, `Module '${qualifiedName}' may only be used as ${qualifiedName}.<name>`);
       }
       this.checkQualifiedUse(context, 0, qualifiedName);
+    }
+  }
+
+  /**
+   * `case C(name=capture)` reads the attribute `name` of the subject: the same doors as
+   * `subject.name`, so the same rules, except that a pattern has no object to be `self`.
+   */
+  private checkPatternAttribute(context: SyntaxContext, name: string): void {
+    if (isDunder(name)) {
+      this.reportDunder(context, name);
+    } else if (isPrivateName(name) && !PUBLIC_UNDERSCORE_ATTRIBUTES.has(name)) {
+      this.report(context, Rule.privateAccess, `Access to private attribute '${name}' is not allowed`);
+    } else if (isDangerousAttributeName(name)) {
+      this.report(context, Rule.dangerousAttribute, `Use of dangerous attribute '${name}'`);
+    } else if (MODULE_REACHING_NAMES.has(name)) {
+      this.report(context, Rule.dangerousAttribute, `Attribute '${name}' reaches a forbidden module`);
+    } else if (FORBIDDEN_BUILTIN_NAMES.has(name) && !BUILTIN_NAMES_ALLOWED_AS_ATTRIBUTES.has(name)) {
+      this.report(context, Rule.forbiddenName, `Use of forbidden name '${name}'`);
     }
   }
 
