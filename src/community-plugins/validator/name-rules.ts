@@ -63,8 +63,6 @@ const ARGUMENT_WRAPPERS: ReadonlySet<string> = new Set([
  * decoded payloads. Runs on identifiers found by the walk; resolves aliases through imports.
  */
 export class NameRules {
-  /** Local names bound by imports to something a rule cares about (`from io import open`). */
-  private readonly watchedBindings = new Set<string>();
   /** Everything imports bind, to tell `logging.config` (a module) from `settings.config`. */
   private readonly importedNames: ReadonlySet<string>;
 
@@ -74,13 +72,6 @@ export class NameRules {
     private readonly bindings: ImportBindings,
   ) {
     this.importedNames = new Set([...bindings.values()].flat());
-    for (const [localName, qualifiedNames] of bindings) {
-      const watched = qualifiedNames.some(
-        (qualifiedName) =>
-          isWatchedQualifiedName(qualifiedName) || MODULES_USABLE_ONLY_BY_ATTRIBUTE.has(qualifiedName),
-      );
-      if (watched) this.watchedBindings.add(localName);
-    }
   }
 
   /** Cheap filter for every identifier in the file: only a few need their context read. */
@@ -95,7 +86,8 @@ export class NameRules {
       MODULES_USABLE_ONLY_BY_ATTRIBUTE.has(name) ||
       MODULE_REACHING_NAMES.has(name) ||
       FORBIDDEN_MODULE_TAILS.has(name) ||
-      this.watchedBindings.has(name)
+      // Every name an import binds: what it refers to matters, and it must not be rebound.
+      this.bindings.has(name)
     );
   }
 
@@ -128,6 +120,7 @@ export class NameRules {
   }
 
   private checkNameReference(context: SyntaxContext, name: string): void {
+    if (this.bindings.has(name)) this.checkNotTampered(context, name);
     if (FORBIDDEN_BUILTIN_NAMES.has(name)) {
       this.report(context, Rule.forbiddenName, `Use of forbidden name '${name}'`);
       return;
@@ -146,6 +139,31 @@ export class NameRules {
         this.report(context, rule, `Module '${qualifiedName}' may only be used as ${qualifiedName}.<name>`);
       }
       this.checkQualifiedUse(context, 0, qualifiedName);
+    }
+  }
+
+  /**
+   * What an import binds stays what it was: rebinding the name (`SafeLoader = yaml.Loader`)
+   * or assigning into the module (`yaml.SafeLoader = yaml.Loader`) would turn the rules that
+   * trust it into doors.
+   */
+  private checkNotTampered(context: SyntaxContext, name: string): void {
+    if (isAssignmentTarget(context, 0)) {
+      this.report(
+        context,
+        Rule.moduleTampering,
+        `Assigning to '${name}', a name bound by an import, is not allowed`,
+      );
+    } else if (
+      context.type(1) === 'attribute' &&
+      context.fieldName(0) === 'object' &&
+      isAssignmentTarget(context, 1)
+    ) {
+      this.report(
+        context,
+        Rule.moduleTampering,
+        `Assigning to attributes of '${name}', an imported name, is not allowed`,
+      );
     }
   }
 
@@ -329,6 +347,20 @@ function isSafeYamlLoaderName(qualifiedName: string): boolean {
   return fromYaml && YAML_SAFE_LOADER_CLASSES.has(className);
 }
 
+/** Node types that hold several assignment targets: `a, b = ...`, `[a, b] = ...`. */
+const TARGET_LISTS: ReadonlySet<string> = new Set(['pattern_list', 'tuple_pattern', 'list_pattern']);
+
+/** The expression `level` steps up is assigned to (also within `a, b = ...`, `a += 1`, `for a in`). */
+function isAssignmentTarget(context: SyntaxContext, level: number): boolean {
+  let target = level;
+  while (TARGET_LISTS.has(context.type(target + 1) ?? '')) target++;
+  const holder = context.type(target + 1);
+  const field = context.fieldName(target);
+  if (holder === 'assignment' || holder === 'augmented_assignment') return field === 'left';
+  if (holder === 'for_statement' || holder === 'for_in_clause') return field === 'left';
+  return false;
+}
+
 function isDangerousAttributeName(name: string): boolean {
   return (
     DANGEROUS_ATTRIBUTE_NAMES.has(name) ||
@@ -339,15 +371,6 @@ function isDangerousAttributeName(name: string): boolean {
 function isDangerousQualifiedName(qualifiedName: string): boolean {
   return (
     DANGEROUS_QUALIFIED_NAMES.has(qualifiedName) || qualifiedName.startsWith('asyncio.create_subprocess')
-  );
-}
-
-function isWatchedQualifiedName(qualifiedName: string): boolean {
-  return (
-    isDangerousQualifiedName(qualifiedName) ||
-    qualifiedName.startsWith('yaml.') ||
-    isDecoderFunction(qualifiedName) ||
-    OPEN_LIKE_QUALIFIED_NAMES.has(qualifiedName)
   );
 }
 

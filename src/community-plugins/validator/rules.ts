@@ -8,6 +8,7 @@ export const Rule = {
   forbiddenName: 'forbidden-name',
   dunderAccess: 'dunder-access',
   privateAccess: 'private-access',
+  moduleTampering: 'module-tampering',
   openWrite: 'open-write',
   dangerousAttribute: 'dangerous-attribute',
   unsafeYamlLoad: 'unsafe-yaml-load',
