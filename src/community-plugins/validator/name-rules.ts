@@ -17,12 +17,14 @@ import {
   DANGEROUS_ATTRIBUTE_PREFIXES,
   DANGEROUS_QUALIFIED_NAMES,
   FILE_WRITING_METHODS,
+  FILE_WRITING_QUALIFIED_NAMES,
   FORBIDDEN_BUILTIN_NAMES,
   isDecoderFunction,
   isDunder,
   isPrivateName,
   MODULES_USABLE_ONLY_BY_ATTRIBUTE,
   OPEN_LIKE_QUALIFIED_NAMES,
+  OPEN_MODE_SHAPE,
   PUBLIC_UNDERSCORE_ATTRIBUTES,
   READ_ONLY_OPEN_MODES,
   Rule,
@@ -36,6 +38,8 @@ import type { SyntaxContext } from './syntax-context';
 const CONTEXT_DEPENDENT_ATTRIBUTE_NAMES: ReadonlySet<string> = new Set([
   'open',
   'modules',
+  'basicConfig',
+  ...[...FILE_WRITING_QUALIFIED_NAMES].map((name) => name.slice(name.lastIndexOf('.') + 1)),
   ...FILE_WRITING_METHODS,
   ...YAML_ALWAYS_UNSAFE_LOADERS,
   ...YAML_LOADERS_NEEDING_SAFE_LOADER,
@@ -229,6 +233,12 @@ export class NameRules {
       }
       return;
     }
+    if (
+      name === 'open' &&
+      !objectNames.some((objectName) => OPEN_LIKE_QUALIFIED_NAMES.has(`${objectName}.open`))
+    ) {
+      this.checkMethodOpen(context);
+    }
     for (const objectName of objectNames) {
       const qualifiedName = `${objectName}.${name}`;
       if (isForbiddenModule(qualifiedName) && this.isImportedModulePath(objectName)) {
@@ -259,6 +269,48 @@ export class NameRules {
       }
     } else if (OPEN_LIKE_QUALIFIED_NAMES.has(qualifiedName)) {
       this.checkOpenUse(context, level, qualifiedName);
+    } else if (FILE_WRITING_QUALIFIED_NAMES.has(qualifiedName)) {
+      this.report(context, Rule.openWrite, `${qualifiedName} writes files, which is not allowed`);
+    } else if (qualifiedName === 'logging.basicConfig') {
+      const callLevel = context.callLevelOf(level);
+      const call = callLevel >= 0 ? context.node(callLevel) : null;
+      if (call === null || findCallArgument(this.source, call, Infinity, 'filename').kind !== 'absent') {
+        this.report(context, Rule.openWrite, 'logging.basicConfig may not log to a file');
+      }
+    }
+  }
+
+  /**
+   * `.open()` of any other object (`Path.open(mode)`, `gzip.open(path, mode)`, an opener's
+   * `open(url)`): the signature is unknown, so every argument shaped like a mode, and any
+   * `mode=`, must be a literal read mode.
+   */
+  private checkMethodOpen(context: SyntaxContext): void {
+    const callLevel = context.callLevelOf(1);
+    const call = callLevel >= 0 ? context.node(callLevel) : null;
+    const refuse = () =>
+      this.report(
+        context,
+        Rule.openWrite,
+        ".open() must be called directly, with a literal read mode ('r', 'rb' or 'rt')",
+      );
+    if (call === null) return refuse();
+    const mode = findCallArgument(this.source, call, Infinity, 'mode');
+    if (mode.kind === 'unknown') return refuse();
+    const candidates = [
+      mode,
+      findCallArgument(this.source, call, 0, ''),
+      findCallArgument(this.source, call, 1, ''),
+    ];
+    for (const candidate of candidates) {
+      if (candidate.kind !== 'found') continue;
+      const literal = simpleStrLiteralValue(this.source, candidate.node);
+      const isModeKeyword = candidate === mode;
+      if (
+        literal === null ? isModeKeyword : OPEN_MODE_SHAPE.test(literal) && !READ_ONLY_OPEN_MODES.has(literal)
+      ) {
+        return refuse();
+      }
     }
   }
 

@@ -158,8 +158,32 @@ export const YAML_ALWAYS_UNSAFE_LOADERS: ReadonlySet<string> = new Set([
 ]);
 export const YAML_SAFE_LOADER_CLASSES: ReadonlySet<string> = new Set(['SafeLoader', 'CSafeLoader']);
 
-/** Functions that write files without going through open(). */
-export const FILE_WRITING_METHODS: ReadonlySet<string> = new Set(['write_text', 'write_bytes']);
+/**
+ * Methods that write or move files without going through open(), on whatever object
+ * (`Path.write_text`, `Path.rename` of a file to `x.pth`): a written file can become code.
+ */
+export const FILE_WRITING_METHODS: ReadonlySet<string> = new Set([
+  'write_text',
+  'write_bytes',
+  'touch',
+  'rename',
+  'symlink_to',
+  'hardlink_to',
+  'link_to',
+]);
+
+/** Names that open files for writing however they are called. */
+export const FILE_WRITING_QUALIFIED_NAMES: ReadonlySet<string> = new Set([
+  'io.FileIO',
+  'logging.FileHandler',
+  'urllib.request.urlretrieve',
+  'http.cookiejar.FileCookieJar',
+  'http.cookiejar.MozillaCookieJar',
+  'http.cookiejar.LWPCookieJar',
+]);
+
+/** The shape of an open() mode string, to tell `gzip.open(p, 'wb')` from `opener.open(url)`. */
+export const OPEN_MODE_SHAPE = /^[rwxabtU+]{1,4}$/;
 
 /** Qualified names that behave like builtin open(file, mode). */
 export const OPEN_LIKE_QUALIFIED_NAMES: ReadonlySet<string> = new Set([
