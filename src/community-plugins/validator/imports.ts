@@ -3,7 +3,13 @@ import type { Findings } from './findings';
 import { isSubmodule, moduleRefusal } from './allowed-modules';
 import { isForbiddenModule, MODULE_REACHING_NAMES } from './forbidden-modules';
 import { dottedName, identifierName } from './python-syntax';
-import { FORBIDDEN_BUILTIN_NAMES, isDunder, isPrivateName, Rule } from './rules';
+import {
+  BUILTIN_NAMES_ALLOWED_AS_ATTRIBUTES,
+  FORBIDDEN_BUILTIN_NAMES,
+  isDunder,
+  isPrivateName,
+  Rule,
+} from './rules';
 
 export const IMPORT_NODE_TYPES: readonly string[] = [
   'import_statement',
@@ -103,8 +109,11 @@ export function checkImports(
       const nameNode = aliasedTarget(imported);
       const name = dottedName(source, nameNode);
       const alias = imported.childForFieldName('alias');
-      // `from m import eval as e` smuggles eval in under another name: check both.
-      checkBoundName(name, nameNode);
+      // `from m import eval as e` smuggles eval in under another name: check both. But
+      // `from re import compile` is re.compile, an ordinary function of an allowed module.
+      const ordinaryMethod =
+        module !== null && moduleRefusal(module) === null && BUILTIN_NAMES_ALLOWED_AS_ATTRIBUTES.has(name);
+      if (!ordinaryMethod) checkBoundName(name, nameNode);
       const boundName = alias ? identifierName(source, alias) : name;
       if (alias) checkBoundName(boundName, alias);
       if (module === null) continue;

@@ -27,6 +27,7 @@ import {
   OPEN_MODE_SHAPE,
   PUBLIC_UNDERSCORE_ATTRIBUTES,
   READ_ONLY_OPEN_MODES,
+  READABLE_DUNDER_ATTRIBUTES,
   Rule,
   YAML_ALWAYS_UNSAFE_LOADERS,
   YAML_LOADERS_NEEDING_SAFE_LOADER,
@@ -125,14 +126,15 @@ export class NameRules {
 
   private checkNameReference(context: SyntaxContext, name: string): void {
     if (this.bindings.has(name)) this.checkNotTampered(context, name);
-    if (FORBIDDEN_BUILTIN_NAMES.has(name)) {
+    if (FORBIDDEN_BUILTIN_NAMES.has(name) && !this.isImportedOrdinaryMethod(name)) {
       this.report(context, Rule.forbiddenName, `Use of forbidden name '${name}'`);
       return;
     }
     if (isDunder(name)) {
       const allowed =
         ALLOWED_PLAIN_DUNDER_NAMES.has(name) ||
-        (ALLOWED_DUNDER_METHODS.has(name) && isMethodDefinitionName(context));
+        // A class may define any special method: what runs inside is checked like any code.
+        isMethodDefinitionName(context);
       if (!allowed) this.reportDunder(context, name);
       return;
     }
@@ -199,10 +201,12 @@ export class NameRules {
     }
     if (isDunder(name)) {
       const allowed =
-        ALLOWED_DUNDER_METHODS.has(name) &&
-        object !== null &&
-        this.isSelfOrSuper(object) &&
-        context.callLevelOf(1) >= 0;
+        (ALLOWED_DUNDER_METHODS.has(name) &&
+          object !== null &&
+          this.isSelfOrSuper(object) &&
+          context.callLevelOf(1) >= 0) ||
+        (READABLE_DUNDER_ATTRIBUTES.has(name) && !isAssignmentTarget(context, 1)) ||
+        (name === '__class__' && this.isClassNameRead(context));
       if (!allowed) this.reportDunder(context, name);
       return;
     }
@@ -367,6 +371,32 @@ export class NameRules {
       if (this.importedNames.has(qualifiedName.slice(0, end))) return true;
     }
     return false;
+  }
+
+  /** `compile` after `from re import compile`: re.compile, not the builtin. */
+  private isImportedOrdinaryMethod(name: string): boolean {
+    const qualifiedNames = this.bindings.get(name);
+    return (
+      BUILTIN_NAMES_ALLOWED_AS_ATTRIBUTES.has(name) &&
+      qualifiedNames !== undefined &&
+      qualifiedNames.every(
+        (qualifiedName) =>
+          qualifiedName.endsWith(`.${name}`) &&
+          !BUILTIN_MODULES.has(qualifiedName.slice(0, -name.length - 1)),
+      )
+    );
+  }
+
+  /** `x.__class__.__name__`, read: the one use of __class__ that reaches nothing. */
+  private isClassNameRead(context: SyntaxContext): boolean {
+    if (context.type(2) !== 'attribute' || context.fieldName(1) !== 'object') return false;
+    const outer = context.node(2)?.childForFieldName('attribute');
+    return (
+      outer !== null &&
+      outer !== undefined &&
+      this.source.slice(outer.startIndex, outer.endIndex) === '__name__' &&
+      !isAssignmentTarget(context, 2)
+    );
   }
 
   /** `self`, `cls` or `super()`: the objects a plugin's own class may use privately. */

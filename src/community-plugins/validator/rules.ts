@@ -59,8 +59,22 @@ export const FORBIDDEN_BUILTIN_NAMES: ReadonlySet<string> = new Set([
  */
 export const BUILTIN_NAMES_ALLOWED_AS_ATTRIBUTES: ReadonlySet<string> = new Set(['compile', 'input', 'help']);
 
-/** Dunder names a plugin may read as plain names (`if __name__ == '__main__':`). */
-export const ALLOWED_PLAIN_DUNDER_NAMES: ReadonlySet<string> = new Set(['__name__', '__doc__']);
+/**
+ * Dunder names a plugin may use as plain names: `if __name__ == '__main__':`, and its own
+ * metadata (`__version__ = '1.0'`, `__all__`, a class's `__slots__`).
+ */
+export const ALLOWED_PLAIN_DUNDER_NAMES: ReadonlySet<string> = new Set([
+  '__name__',
+  '__doc__',
+  '__version__',
+  '__author__',
+  '__license__',
+  '__all__',
+  '__slots__',
+]);
+
+/** Dunder attributes any object may be read for: what it is called and documented as. */
+export const READABLE_DUNDER_ATTRIBUTES: ReadonlySet<string> = new Set(['__name__', '__doc__']);
 
 /** Ordinary special methods: definable in a class body, callable on `self` or `super()`. */
 export const ALLOWED_DUNDER_METHODS: ReadonlySet<string> = new Set([
@@ -103,10 +117,10 @@ export const DANGEROUS_ATTRIBUTE_NAMES: ReadonlySet<string> = new Set([
   'co_code',
   'func_globals',
   'func_code',
-  // Process creation, under whatever module object it was reached through.
+  // Process creation, under whatever module object it was reached through. (`fork` is not
+  // here: os.fork and pty.fork need a forbidden module, and `repo.fork` is a plain flag.)
   'popen',
   'Popen',
-  'fork',
   'forkpty',
   'posix_spawn',
   'posix_spawnp',

@@ -215,6 +215,11 @@ describe('validate', () => {
 
     it('allows ordinary methods that share a name with a builtin', async () => {
       expect(await rulesOf(plugin('return re.compile("x"), parser.input', 'import re\n'))).toEqual([]);
+      expect(await rulesOf(plugin('return compile("x")', 'from re import compile\n'))).toEqual([]);
+    });
+
+    it('allows an attribute named fork: only os and pty fork, and they are not importable', async () => {
+      expect(await rulesOf(plugin('return PluginInfo.fork'))).toEqual([]);
     });
   });
 
@@ -223,7 +228,9 @@ describe('validate', () => {
       'return ().__class__',
       'return __builtins__',
       'return run.__globals__',
-      'return run.__name__',
+      'run.__name__ = "x"',
+      'return PluginInfo.__class__',
+      'return PluginInfo.__class__.__bases__',
       'return PluginInfo.__init__()',
       'return "{0.__class__}".format(PluginInfo)',
       'return dict(__class__=1)',
@@ -231,8 +238,41 @@ describe('validate', () => {
       expect(await rulesOf(plugin(statement))).toContain('dunder-access');
     });
 
-    it('allows __name__ and __doc__ as plain names', async () => {
+    it('allows __name__ and __doc__ as plain names, and module metadata', async () => {
       expect(await rulesOf(plugin('return __name__, __doc__'))).toEqual([]);
+      expect(
+        await rulesOf(
+          plugin(
+            'return __version__, __all__',
+            '__version__ = "1.0"\n__author__ = "me"\n__all__ = ["run"]\n',
+          ),
+        ),
+      ).toEqual([]);
+    });
+
+    it('allows reading what a thing is called: x.__name__, x.__doc__, x.__class__.__name__', async () => {
+      expect(
+        await rulesOf(plugin('return run.__name__, run.__doc__, PluginInfo.__class__.__name__')),
+      ).toEqual([]);
+    });
+
+    it('allows defining any special method in a class body', async () => {
+      const body = [
+        'class Finding:',
+        '    __slots__ = ("score",)',
+        '    def __lt__(self, other):',
+        '        return self.score < other.score',
+        '    def __getitem__(self, key):',
+        '        return self.score',
+        '    def __contains__(self, item):',
+        '        return False',
+        '    async def __aenter__(self):',
+        '        return self',
+        '    async def __aexit__(self, *exc):',
+        '        return None',
+        'return sorted([Finding()])',
+      ].join('\n');
+      expect(await rulesOf(plugin(body))).toEqual([]);
     });
 
     it('allows ordinary special methods defined in a class and called on self or super()', async () => {
