@@ -1,5 +1,6 @@
 import type { Node } from 'web-tree-sitter';
 import type { Findings } from './findings';
+import { fieldAttributeChains, templateText } from './format-fields';
 import { FORBIDDEN_MODULES, isForbiddenModule, MODULE_REACHING_NAMES } from './forbidden-modules';
 import {
   findCallArgument,
@@ -38,6 +39,8 @@ import type { SyntaxContext } from './syntax-context';
 /** Attribute names whose rule depends on what they are called on. */
 const CONTEXT_DEPENDENT_ATTRIBUTE_NAMES: ReadonlySet<string> = new Set([
   'open',
+  'format',
+  'format_map',
   'modules',
   'basicConfig',
   ...[...FILE_WRITING_QUALIFIED_NAMES].map((name) => name.slice(name.lastIndexOf('.') + 1)),
@@ -71,10 +74,14 @@ export class NameRules {
   /** Everything imports bind, to tell `logging.config` (a module) from `settings.config`. */
   private readonly importedNames: ReadonlySet<string>;
 
+  /** Module-level names bound once to a string literal, for `TEMPLATE.format(...)`. */
+  private stringConstants?: Map<string, string>;
+
   constructor(
     private readonly source: string,
     private readonly findings: Findings,
     private readonly bindings: ImportBindings,
+    private readonly root: Node,
   ) {
     this.importedNames = new Set([...bindings.values()].flat());
   }
@@ -216,6 +223,10 @@ export class NameRules {
     }
     if (MODULE_REACHING_NAMES.has(name)) {
       this.report(context, Rule.dangerousAttribute, `Attribute '${name}' reaches a forbidden module`);
+      return;
+    }
+    if (name === 'format' || name === 'format_map') {
+      if (object) this.checkFormatCall(context, object, name);
       return;
     }
     if (FILE_WRITING_METHODS.has(name)) {
@@ -373,6 +384,44 @@ export class NameRules {
     return false;
   }
 
+  /**
+   * A str.format template reads attributes through its fields (`'{0.gi_frame}'.format(x)`),
+   * so its fields pass the attribute rules; that needs the template, so it must be a literal
+   * (or a module constant bound once to one). A literal never formatted is just text.
+   */
+  private checkFormatCall(context: SyntaxContext, object: Node, method: string): void {
+    let template: Node | null = object;
+    const callLevel = context.callLevelOf(1);
+    if (object.type === 'identifier' && identifierName(this.source, object) === 'str') {
+      // str.format(template, ...)
+      const call = callLevel >= 0 ? context.node(callLevel) : null;
+      const first = call ? findCallArgument(this.source, call, 0, '') : null;
+      template = first?.kind === 'found' ? first.node : null;
+    }
+    const text = template ? (templateText(this.source, template) ?? this.constantTemplate(template)) : null;
+    if (text === null) {
+      if (this.isSelfOrSuper(object)) return;
+      this.report(
+        context,
+        Rule.formatString,
+        `.${method}() is only allowed on a string literal, whose fields are checked`,
+      );
+      return;
+    }
+    for (const chain of fieldAttributeChains(text)) {
+      chain.forEach((attribute, index) => {
+        const problem = attributeProblem(attribute, chain[index + 1]);
+        if (problem) this.report(context, problem.rule, `Format field: ${problem.message}`);
+      });
+    }
+  }
+
+  private constantTemplate(node: Node): string | null {
+    if (node.type !== 'identifier') return null;
+    this.stringConstants ??= moduleStringConstants(this.source, this.root);
+    return this.stringConstants.get(identifierName(this.source, node)) ?? null;
+  }
+
   /** `compile` after `from re import compile`: re.compile, not the builtin. */
   private isImportedOrdinaryMethod(name: string): boolean {
     const qualifiedNames = this.bindings.get(name);
@@ -427,6 +476,58 @@ function isSafeYamlLoaderName(qualifiedName: string): boolean {
   const className = qualifiedName.slice(qualifiedName.lastIndexOf('.') + 1);
   const fromYaml = qualifiedName === className || qualifiedName.startsWith('yaml.');
   return fromYaml && YAML_SAFE_LOADER_CLASSES.has(className);
+}
+
+/** What is wrong with reading `attribute` (followed by `next` in a chain), by the attribute rules. */
+function attributeProblem(
+  attribute: string,
+  next: string | undefined,
+): { rule: string; message: string } | null {
+  if (isDunder(attribute)) {
+    if (READABLE_DUNDER_ATTRIBUTES.has(attribute) || (attribute === '__class__' && next === '__name__'))
+      return null;
+    return { rule: Rule.dunderAccess, message: `Access to dunder name '${attribute}' is not allowed` };
+  }
+  if (isPrivateName(attribute) && !PUBLIC_UNDERSCORE_ATTRIBUTES.has(attribute)) {
+    return { rule: Rule.privateAccess, message: `Access to private attribute '${attribute}' is not allowed` };
+  }
+  if (isDangerousAttributeName(attribute) || MODULE_REACHING_NAMES.has(attribute)) {
+    return { rule: Rule.dangerousAttribute, message: `Use of dangerous attribute '${attribute}'` };
+  }
+  return null;
+}
+
+/**
+ * Module-level `NAME = "literal"` whose name is assigned nowhere else in the file (no other
+ * assignment, augmented assignment, walrus or for target): its value is known everywhere.
+ */
+function moduleStringConstants(source: string, root: Node): Map<string, string> {
+  const candidates = new Map<string, string>();
+  for (const statement of root.namedChildren) {
+    const assignment = statement?.type === 'expression_statement' ? statement.firstNamedChild : null;
+    if (assignment?.type !== 'assignment') continue;
+    const left = assignment.childForFieldName('left');
+    const right = assignment.childForFieldName('right');
+    const text = right ? templateText(source, right) : null;
+    if (left?.type === 'identifier' && text !== null) candidates.set(identifierName(source, left), text);
+  }
+  if (candidates.size === 0) return candidates;
+  const assignedTimes = new Map<string, number>();
+  const targetTypes = [
+    'assignment',
+    'augmented_assignment',
+    'named_expression',
+    'for_statement',
+    'for_in_clause',
+  ];
+  for (const node of root.descendantsOfType(targetTypes)) {
+    const target = node?.childForFieldName(node.type === 'named_expression' ? 'name' : 'left');
+    if (target?.type !== 'identifier') continue;
+    const name = identifierName(source, target);
+    if (candidates.has(name)) assignedTimes.set(name, (assignedTimes.get(name) ?? 0) + 1);
+  }
+  for (const name of [...candidates.keys()]) if (assignedTimes.get(name) !== 1) candidates.delete(name);
+  return candidates;
 }
 
 /** Node types that hold several assignment targets: `a, b = ...`, `[a, b] = ...`. */

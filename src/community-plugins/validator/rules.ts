@@ -9,6 +9,7 @@ export const Rule = {
   dunderAccess: 'dunder-access',
   privateAccess: 'private-access',
   moduleTampering: 'module-tampering',
+  formatString: 'format-string',
   openWrite: 'open-write',
   dangerousAttribute: 'dangerous-attribute',
   unsafeYamlLoad: 'unsafe-yaml-load',

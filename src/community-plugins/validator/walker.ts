@@ -39,16 +39,12 @@ const NESTING_NODE_TYPES: readonly string[] = [
 /** Targets visited between two looks at the clock. */
 const DEADLINE_CHECK_INTERVAL = 256;
 
-/** A str.format field that reaches a dunder: `'{0.__class__}'.format(x)`. */
-const FORMAT_FIELD_WITH_DUNDER = /\{[^{}]*__\w+__[^{}]*\}/;
-
-type NodeKind = 'nesting' | 'identifier' | 'import' | 'string-content' | 'exec-statement';
+type NodeKind = 'nesting' | 'identifier' | 'import' | 'exec-statement';
 
 const NODE_KINDS: ReadonlyArray<[kind: NodeKind, types: readonly string[]]> = [
   ['nesting', NESTING_NODE_TYPES],
   ['identifier', ['identifier']],
   ['import', IMPORT_NODE_TYPES],
-  ['string-content', ['string_content']],
   ['exec-statement', ['exec_statement']],
 ];
 const SCANNED_NODE_TYPES = NODE_KINDS.flatMap(([, types]) => types);
@@ -87,9 +83,6 @@ export function checkSyntaxTree(tree: Tree, source: string, findings: Findings, 
       case 'import':
         imports.push(node);
         break;
-      case 'string-content':
-        checkFormatFields(node, source, findings);
-        break;
       case 'exec-statement':
         findings.add(Rule.forbiddenName, "Use of forbidden name 'exec'", node.startPosition);
         break;
@@ -108,7 +101,7 @@ export function checkSyntaxTree(tree: Tree, source: string, findings: Findings, 
   }
 
   const { bindings, importedNames } = checkImports(source, imports, findings);
-  const nameRules = new NameRules(source, findings, bindings);
+  const nameRules = new NameRules(source, findings, bindings, root);
   for (const { qualifiedName, node } of importedNames) {
     nameRules.checkImportedName(qualifiedName, node);
   }
@@ -224,17 +217,6 @@ function reportSyntaxErrors(tree: Tree, findings: Findings): void {
     }
   } finally {
     cursor.delete();
-  }
-}
-
-function checkFormatFields(node: Node, source: string, findings: Findings): void {
-  const text = source.slice(node.startIndex, node.endIndex);
-  if (text.includes('__') && FORMAT_FIELD_WITH_DUNDER.test(text)) {
-    findings.add(
-      Rule.dunderAccess,
-      'Format field reaching a dunder attribute is not allowed',
-      node.startPosition,
-    );
   }
 }
 
