@@ -116,5 +116,7 @@ export const MODULE_REACHING_NAMES: ReadonlySet<string> = new Set(
     'inspect',
     'socket',
     'gc',
+    // enum keeps the builtins module as `bltns`.
+    'bltns',
   ].flatMap((name) => [name, `_${name}`]),
 );

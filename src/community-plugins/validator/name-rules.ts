@@ -20,6 +20,7 @@ import {
   FILE_WRITING_METHODS,
   FILE_WRITING_QUALIFIED_NAMES,
   FORBIDDEN_BUILTIN_NAMES,
+  LITERAL_ATTRIBUTE_BUILTINS,
   isDecoderFunction,
   isDunder,
   isPrivateName,
@@ -43,6 +44,7 @@ const CONTEXT_DEPENDENT_ATTRIBUTE_NAMES: ReadonlySet<string> = new Set([
   'format_map',
   'modules',
   'basicConfig',
+  ...[...DANGEROUS_QUALIFIED_NAMES].map((name) => name.slice(name.lastIndexOf('.') + 1)),
   ...[...FILE_WRITING_QUALIFIED_NAMES].map((name) => name.slice(name.lastIndexOf('.') + 1)),
   ...FILE_WRITING_METHODS,
   ...YAML_ALWAYS_UNSAFE_LOADERS,
@@ -133,7 +135,11 @@ export class NameRules {
 
   private checkNameReference(context: SyntaxContext, name: string): void {
     if (this.bindings.has(name)) this.checkNotTampered(context, name);
-    if (FORBIDDEN_BUILTIN_NAMES.has(name) && !this.isImportedOrdinaryMethod(name)) {
+    if (
+      FORBIDDEN_BUILTIN_NAMES.has(name) &&
+      !this.isImportedOrdinaryMethod(name) &&
+      !this.isLiteralAttributeCall(context, name)
+    ) {
       this.report(context, Rule.forbiddenName, `Use of forbidden name '${name}'`);
       return;
     }
@@ -217,6 +223,7 @@ export class NameRules {
       if (!allowed) this.reportDunder(context, name);
       return;
     }
+    if (name === 'attrgetter' && object && this.isLiteralAttrgetter(context, 1, object)) return;
     if (isDangerousAttributeName(name)) {
       this.report(context, Rule.dangerousAttribute, `Use of dangerous attribute '${name}'`);
       return;
@@ -266,7 +273,15 @@ export class NameRules {
 
   /** The expression `level` steps up refers to `qualifiedName`. */
   private checkQualifiedUse(context: SyntaxContext, level: number, qualifiedName: string): void {
-    if (isDangerousQualifiedName(qualifiedName)) {
+    if (qualifiedName === 'operator.attrgetter') {
+      if (!this.hasLiteralAttributeArguments(context, level)) {
+        this.report(
+          context,
+          Rule.dangerousAttribute,
+          'operator.attrgetter needs literal attribute names that pass the attribute rules',
+        );
+      }
+    } else if (isDangerousQualifiedName(qualifiedName)) {
       this.report(context, Rule.dangerousAttribute, `Use of dangerous name '${qualifiedName}'`);
     } else if (qualifiedName.startsWith('yaml.')) {
       this.checkYamlUse(context, level, qualifiedName);
@@ -422,6 +437,50 @@ export class NameRules {
     return this.stringConstants.get(identifierName(this.source, node)) ?? null;
   }
 
+  /**
+   * `getattr(obj, 'score', 0)`: the attribute is a plain literal that passes the attribute
+   * rules, so it is `obj.score`. set/delattr must not aim at an imported module.
+   */
+  private isLiteralAttributeCall(context: SyntaxContext, name: string): boolean {
+    if (!LITERAL_ATTRIBUTE_BUILTINS.has(name) || this.bindings.has(name)) return false;
+    const callLevel = context.callLevelOf(0);
+    const call = callLevel >= 0 ? context.node(callLevel) : null;
+    if (!call) return false;
+    const attribute = findCallArgument(this.source, call, 1, '');
+    const literal = attribute.kind === 'found' ? simpleStrLiteralValue(this.source, attribute.node) : null;
+    if (literal === null || !IDENTIFIER.test(literal) || attributeProblem(literal, undefined)) return false;
+    if (name === 'getattr') return true;
+    const target = findCallArgument(this.source, call, 0, '');
+    return (
+      target.kind === 'found' &&
+      !(target.node.type === 'identifier' && this.bindings.has(identifierName(this.source, target.node)))
+    );
+  }
+
+  /** `operator.attrgetter('score', 'host.name')` with every name passing the attribute rules. */
+  private isLiteralAttrgetter(context: SyntaxContext, level: number, object: Node): boolean {
+    const objectNames = resolveQualifiedNames(this.source, object, this.bindings);
+    return (
+      objectNames.length > 0 &&
+      objectNames.every((objectName) => objectName === 'operator') &&
+      this.hasLiteralAttributeArguments(context, level)
+    );
+  }
+
+  private hasLiteralAttributeArguments(context: SyntaxContext, level: number): boolean {
+    const callLevel = context.callLevelOf(level);
+    const call = callLevel >= 0 ? context.node(callLevel) : null;
+    const argumentList = call?.childForFieldName('arguments');
+    if (!argumentList || argumentList.type !== 'argument_list' || argumentList.namedChildCount === 0)
+      return false;
+    return argumentList.namedChildren.every((argument) => {
+      const literal = argument ? simpleStrLiteralValue(this.source, argument) : null;
+      if (literal === null) return false;
+      const chain = literal.split('.');
+      return chain.every((part, index) => IDENTIFIER.test(part) && !attributeProblem(part, chain[index + 1]));
+    });
+  }
+
   /** `compile` after `from re import compile`: re.compile, not the builtin. */
   private isImportedOrdinaryMethod(name: string): boolean {
     const qualifiedNames = this.bindings.get(name);
@@ -477,6 +536,8 @@ function isSafeYamlLoaderName(qualifiedName: string): boolean {
   const fromYaml = qualifiedName === className || qualifiedName.startsWith('yaml.');
   return fromYaml && YAML_SAFE_LOADER_CLASSES.has(className);
 }
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** What is wrong with reading `attribute` (followed by `next` in a chain), by the attribute rules. */
 function attributeProblem(

@@ -150,15 +150,22 @@ export const DANGEROUS_ATTRIBUTE_NAMES: ReadonlySet<string> = new Set([
   'load_extension',
   'enable_load_extension',
   'get_field',
+  // string.Formatter().vformat(template, ...): a template built at run time.
+  'vformat',
 ]);
+
+/** Builtins allowed when the attribute they name is a plain literal that passes the attribute rules. */
+export const LITERAL_ATTRIBUTE_BUILTINS: ReadonlySet<string> = new Set(['getattr', 'setattr', 'delattr']);
 
 export const DANGEROUS_ATTRIBUTE_PREFIXES: readonly string[] = ['create_subprocess'];
 
 /** Fully qualified names rejected wherever they are referenced or imported from. */
 export const DANGEROUS_QUALIFIED_NAMES: ReadonlySet<string> = new Set([
   'sys.modules',
-  'operator.attrgetter',
   'operator.methodcaller',
+  // Evaluate string annotations as code.
+  'typing.get_type_hints',
+  'typing.ForwardRef',
   'types.FunctionType',
   'types.CodeType',
   'types.LambdaType',

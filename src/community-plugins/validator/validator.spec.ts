@@ -200,7 +200,9 @@ describe('validate', () => {
       'x = f"{1:{eval(1)}}"',
       'global eval',
       'if (e := vars): pass',
-      'getattr(PluginInfo, "x")',
+      'getattr(PluginInfo, "_x")',
+      'getattr(PluginInfo, "gi_frame")',
+      'getattr(PluginInfo, name)',
       'PluginInfo.exec("1")',
       'x = ｅｖａｌ',
       'exec "1"',
@@ -216,6 +218,18 @@ describe('validate', () => {
     it('allows ordinary methods that share a name with a builtin', async () => {
       expect(await rulesOf(plugin('return re.compile("x"), parser.input', 'import re\n'))).toEqual([]);
       expect(await rulesOf(plugin('return compile("x")', 'from re import compile\n'))).toEqual([]);
+    });
+
+    it('allows getattr, setattr and delattr with a plain literal that passes the attribute rules', async () => {
+      expect(
+        await rulesOf(plugin('setattr(PluginInfo, "seen", 1)\nreturn getattr(PluginInfo, "score", 0)')),
+      ).toEqual([]);
+      expect(await rulesOf(plugin('setattr(json, "loads", 1)', 'import json\n'))).toEqual(['forbidden-name']);
+    });
+
+    it('allows operator.attrgetter with literal names, as a sort key', async () => {
+      const body = 'return sorted(PluginInfo, key=operator.attrgetter("score", "host.name"))';
+      expect(await rulesOf(plugin(body, 'import operator\n'))).toEqual([]);
     });
 
     it('allows an attribute named fork: only os and pty fork, and they are not importable', async () => {
@@ -342,7 +356,8 @@ describe('validate', () => {
     it.each([
       ['asyncio.create_subprocess_exec("id")', 'import asyncio\n'],
       ['loop.subprocess_shell(None, "id")', ''],
-      ['operator.attrgetter("x")', 'import operator\n'],
+      ['operator.attrgetter(name)', 'import operator\n'],
+      ['operator.attrgetter("x.__class__")', 'import operator\n'],
       ['op.methodcaller("x")', 'import operator as op\n'],
       ['types.FunctionType(c, {})', 'import types\n'],
       ['FunctionType(c, {})', 'from types import FunctionType\n'],
