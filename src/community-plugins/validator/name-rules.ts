@@ -138,7 +138,8 @@ export class NameRules {
     if (
       FORBIDDEN_BUILTIN_NAMES.has(name) &&
       !this.isImportedOrdinaryMethod(name) &&
-      !this.isLiteralAttributeCall(context, name)
+      !this.isLiteralAttributeCall(context, name) &&
+      !this.isOwnParameter(context, name)
     ) {
       this.report(context, Rule.forbiddenName, `Use of forbidden name '${name}'`);
       return;
@@ -290,7 +291,7 @@ export class NameRules {
       if (callLevel < 0) {
         // `d = base64.b64decode` would let `f(d(s))` through.
         this.report(context, Rule.decodedCall, `${qualifiedName} may only be called directly`);
-      } else if (flowsIntoCall(context, callLevel)) {
+      } else if (flowsIntoCall(context, callLevel) && !this.flowsIntoDataSink(context, callLevel)) {
         this.report(
           context,
           Rule.decodedCall,
@@ -481,6 +482,63 @@ export class NameRules {
     });
   }
 
+  /**
+   * Decoded bytes passed straight to something that only reads them as data (a hash, len,
+   * str): `hashlib.sha256(base64.b64decode(token))` runs nothing the bytes say.
+   */
+  private flowsIntoDataSink(context: SyntaxContext, callLevel: number): boolean {
+    let level = callLevel + 1;
+    while (context.type(level) === 'parenthesized_expression') level++;
+    if (context.type(level) !== 'argument_list' || context.type(level + 1) !== 'call') return false;
+    const callee = context.node(level + 1)?.childForFieldName('function');
+    if (!callee) return false;
+    if (callee.type === 'identifier') {
+      const name = identifierName(this.source, callee);
+      if (!this.bindings.has(name)) return DATA_SINK_BUILTINS.has(name);
+    }
+    const names = resolveQualifiedNames(this.source, callee, this.bindings);
+    return names.length > 0 && names.every((name) => /^(hashlib|hmac)\.[a-z0-9_]+$/.test(name));
+  }
+
+  /**
+   * `def show(help=False):` and its uses inside: a parameter that shares the name of a
+   * harmless-as-a-method builtin (help, input, compile) is the parameter, not the builtin.
+   */
+  private isOwnParameter(context: SyntaxContext, name: string): boolean {
+    if (!BUILTIN_NAMES_ALLOWED_AS_ATTRIBUTES.has(name)) return false;
+    // The declaration itself: `help`, `help=...`, `help: bool`, not a default value.
+    const holder = context.type(1);
+    if (holder === 'parameters' || holder === 'lambda_parameters') return true;
+    if (
+      (holder === 'default_parameter' || holder === 'typed_default_parameter') &&
+      context.fieldName(0) === 'name'
+    )
+      return true;
+    if (holder === 'typed_parameter' && context.node(1)?.firstNamedChild?.id === context.node(0)?.id)
+      return true;
+    // A use inside a function that declares it. (Default values are outside the function's
+    // scope, but they hang under its parameters, below the function_definition: skipped.)
+    for (let level = 1; context.type(level) !== undefined; level++) {
+      const type = context.type(level);
+      if (type === 'parameters' || type === 'lambda_parameters') return false;
+      if (type !== 'function_definition' && type !== 'lambda') continue;
+      const parameters = context.node(level)?.childForFieldName('parameters');
+      if (parameters && this.declaresParameter(parameters, name)) return true;
+    }
+    return false;
+  }
+
+  private declaresParameter(parameters: Node, name: string): boolean {
+    return parameters.namedChildren.some((parameter) => {
+      if (!parameter) return false;
+      const identifier =
+        parameter.type === 'identifier'
+          ? parameter
+          : (parameter.childForFieldName('name') ?? parameter.firstNamedChild);
+      return identifier?.type === 'identifier' && identifierName(this.source, identifier) === name;
+    });
+  }
+
   /** `compile` after `from re import compile`: re.compile, not the builtin. */
   private isImportedOrdinaryMethod(name: string): boolean {
     const qualifiedNames = this.bindings.get(name);
@@ -538,6 +596,16 @@ function isSafeYamlLoaderName(qualifiedName: string): boolean {
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Builtins that only read their argument as data. */
+const DATA_SINK_BUILTINS: ReadonlySet<string> = new Set([
+  'len',
+  'bytes',
+  'bytearray',
+  'str',
+  'print',
+  'repr',
+]);
 
 /** What is wrong with reading `attribute` (followed by `next` in a chain), by the attribute rules. */
 function attributeProblem(

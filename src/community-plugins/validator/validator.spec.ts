@@ -232,6 +232,21 @@ describe('validate', () => {
       expect(await rulesOf(plugin(body, 'import operator\n'))).toEqual([]);
     });
 
+    it('allows a parameter named help, and its uses inside its function, but not the builtin elsewhere', async () => {
+      const prelude = 'def show(text, help=False):\n    return text if not help else text.upper()\n\n';
+      expect(await rulesOf(plugin('return show("x")', prelude))).toEqual([]);
+      expect(await rulesOf(plugin('return help()', prelude))).toEqual(['forbidden-name']);
+      expect(await rulesOf(plugin('return 1', 'def show(help=help):\n    return help\n\n'))).toEqual([
+        'forbidden-name',
+      ]);
+    });
+
+    it('allows decoded bytes passed straight to a hash or len', async () => {
+      const body =
+        'return hashlib.sha256(base64.b64decode(PluginInfo)).hexdigest(), len(base64.b64decode(PluginInfo))';
+      expect(await rulesOf(plugin(body, 'import base64\nimport hashlib\n'))).toEqual([]);
+    });
+
     it('allows an attribute named fork: only os and pty fork, and they are not importable', async () => {
       expect(await rulesOf(plugin('return PluginInfo.fork'))).toEqual([]);
     });
