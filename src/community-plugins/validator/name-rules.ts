@@ -44,6 +44,7 @@ const CONTEXT_DEPENDENT_ATTRIBUTE_NAMES: ReadonlySet<string> = new Set([
   'format_map',
   'modules',
   'basicConfig',
+  ...[...OPEN_LIKE_QUALIFIED_NAMES].map((name) => name.slice(name.lastIndexOf('.') + 1)),
   ...[...DANGEROUS_QUALIFIED_NAMES].map((name) => name.slice(name.lastIndexOf('.') + 1)),
   ...[...FILE_WRITING_QUALIFIED_NAMES].map((name) => name.slice(name.lastIndexOf('.') + 1)),
   ...FILE_WRITING_METHODS,

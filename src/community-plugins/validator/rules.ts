@@ -213,6 +213,12 @@ export const OPEN_LIKE_QUALIFIED_NAMES: ReadonlySet<string> = new Set([
   'io.open',
   '_io.open',
   'codecs.open',
+  'gzip.open',
+  'gzip.GzipFile',
+  'bz2.open',
+  'bz2.BZ2File',
+  'lzma.open',
+  'lzma.LZMAFile',
 ]);
 
 /**
