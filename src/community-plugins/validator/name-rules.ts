@@ -193,14 +193,9 @@ export class NameRules {
    * `subject.name`, so the same rules, except that a pattern has no object to be `self`.
    */
   private checkPatternAttribute(context: SyntaxContext, name: string): void {
-    if (isDunder(name)) {
-      this.reportDunder(context, name);
-    } else if (isPrivateName(name) && !PUBLIC_UNDERSCORE_ATTRIBUTES.has(name)) {
-      this.report(context, Rule.privateAccess, `Access to private attribute '${name}' is not allowed`);
-    } else if (isDangerousAttributeName(name)) {
-      this.report(context, Rule.dangerousAttribute, `Use of dangerous attribute '${name}'`);
-    } else if (MODULE_REACHING_NAMES.has(name)) {
-      this.report(context, Rule.dangerousAttribute, `Attribute '${name}' reaches a forbidden module`);
+    const problem = attributeProblem(name, undefined);
+    if (problem) {
+      this.report(context, problem.rule, problem.message);
     } else if (FORBIDDEN_BUILTIN_NAMES.has(name) && !BUILTIN_NAMES_ALLOWED_AS_ATTRIBUTES.has(name)) {
       this.report(context, Rule.forbiddenName, `Use of forbidden name '${name}'`);
     }
