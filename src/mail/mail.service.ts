@@ -57,7 +57,8 @@ export class MailService implements OnModuleInit {
     try {
       await this.mailer.sendMail({ to: mail.to, subject: mail.subject, html: mail.html, text });
     } catch (error) {
-      this.logger.error(`Mail "${mail.subject}" to ${mail.to} failed: ${(error as Error).message}`);
+      // A warning: the outbox tries again, and logs an error only when it gives up.
+      this.logger.warn(`Mail "${mail.subject}" to ${mail.to} failed: ${(error as Error).message}`);
       throw new MailDeliveryError('Email could not be sent');
     }
   }
