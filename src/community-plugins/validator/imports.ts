@@ -1,6 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import type { Findings } from './findings';
 import { isSubmodule, moduleRefusal } from './allowed-modules';
+import { moduleAttributeVerdict } from './module-attributes';
 import { isForbiddenModule, MODULE_REACHING_NAMES } from './forbidden-modules';
 import { dottedName, identifierName } from './python-syntax';
 import {
@@ -137,6 +138,17 @@ export function checkImports(
           );
         } else if (isSubmodule(module, name) && moduleRefusal(qualifiedName)) {
           findings.add(Rule.forbiddenImport, moduleRefusal(qualifiedName)!, nameNode.startPosition);
+        } else if (
+          !isPrivateName(name) &&
+          !isDunder(name) &&
+          moduleAttributeVerdict(module, name) === 'unknown-attribute' &&
+          moduleRefusal(qualifiedName) !== null
+        ) {
+          findings.add(
+            Rule.moduleAttribute,
+            `'${name}' is not part of the allowed API of module '${module}'`,
+            nameNode.startPosition,
+          );
         }
       }
       bind(boundName, qualifiedName);

@@ -1,6 +1,8 @@
 import type { Node } from 'web-tree-sitter';
+import { moduleRefusal } from './allowed-modules';
 import type { Findings } from './findings';
 import { fieldAttributeChains, templateText } from './format-fields';
+import { moduleAttributeVerdict } from './module-attributes';
 import { FORBIDDEN_MODULES, isForbiddenModule, MODULE_REACHING_NAMES } from './forbidden-modules';
 import {
   findCallArgument,
@@ -154,12 +156,43 @@ export class NameRules {
       return;
     }
     const isAttributeObject = context.type(1) === 'attribute' && context.fieldName(0) === 'object';
+    if (isAttributeObject && this.bindings.has(name)) this.checkModuleAttribute(context, name);
     for (const qualifiedName of nameCandidates(name, this.bindings)) {
       const rule = MODULES_USABLE_ONLY_BY_ATTRIBUTE.get(qualifiedName);
       if (rule !== undefined && !isAttributeObject) {
         this.report(context, rule, `Module '${qualifiedName}' may only be used as ${qualifiedName}.<name>`);
       }
       this.checkQualifiedUse(context, 0, qualifiedName);
+    }
+  }
+
+  /**
+   * `module.name` where the module has a generated API table: the name must be in it, or be
+   * an allowed submodule. (Private names have their own rule.)
+   */
+  private checkModuleAttribute(context: SyntaxContext, name: string): void {
+    for (const imported of this.bindings.get(name) ?? []) {
+      // Down the chain `a.b.c.d` while it names allowed modules; the first other name is checked.
+      let module = imported;
+      for (let level = 1; context.type(level) === 'attribute'; level++) {
+        if (level > 1 && context.fieldName(level - 1) !== 'object') break;
+        const attributeNode = context.node(level)?.childForFieldName('attribute');
+        if (!attributeNode || attributeNode.type !== 'identifier') break;
+        const attribute = identifierName(this.source, attributeNode);
+        if (isPrivateName(attribute) || isDunder(attribute)) break;
+        if (moduleRefusal(`${module}.${attribute}`) === null) {
+          module = `${module}.${attribute}`;
+          continue;
+        }
+        if (moduleAttributeVerdict(module, attribute) === 'unknown-attribute') {
+          this.report(
+            context,
+            Rule.moduleAttribute,
+            `'${attribute}' is not part of the allowed API of module '${module}'`,
+          );
+        }
+        break;
+      }
     }
   }
 

@@ -10,6 +10,7 @@ export const Rule = {
   privateAccess: 'private-access',
   moduleTampering: 'module-tampering',
   formatString: 'format-string',
+  moduleAttribute: 'module-attribute',
   openWrite: 'open-write',
   dangerousAttribute: 'dangerous-attribute',
   unsafeYamlLoad: 'unsafe-yaml-load',

@@ -165,10 +165,35 @@ describe('validate', () => {
 
     it.each([
       ['import uuid\n', 'uuid._get_command_stdout("id")'],
-      ['import json\n', 'json.decoder._CONSTANTS'],
+      ['import re\n', 're.Pattern._cache'],
       ['', 'PluginInfo._private'],
     ])('refuses private attributes of anything but self and cls: %j %j', async (prelude, body) => {
       expect(await rulesOf(plugin(`return ${body}`, prelude))).toEqual(['private-access']);
+    });
+
+    it.each([
+      ['import logging\n', 'logging.os'],
+      ['import json\n', 'json.decoder'],
+      ['import enum\n', 'enum.bltns'],
+      ['import string\n', 'string.sys'],
+    ])(
+      'refuses an attribute outside the generated API table of an allowed module: %j %j',
+      async (prelude, body) => {
+        const { violations } = await check(plugin(`return ${body}`, prelude));
+        expect(violations.map((violation) => violation.rule)).toContain('module-attribute');
+      },
+    );
+
+    it('allows the public API of an allowed module, and its allowed submodules', async () => {
+      const prelude =
+        'import json\nimport xml.etree.ElementTree\nimport urllib\nfrom collections import Counter\n';
+      const body =
+        'return json.loads("[]"), json.JSONDecodeError, xml.etree.ElementTree.fromstring("<a/>"), urllib.parse, Counter()';
+      expect(await rulesOf(plugin(body, prelude))).toEqual([]);
+    });
+
+    it('refuses importing a name outside the table: from json import codecs', async () => {
+      expect(await rulesOf(plugin('return 1', 'from json import codecs\n'))).toEqual(['module-attribute']);
     });
 
     it('refuses importing a private name from an allowed module', async () => {
@@ -462,14 +487,17 @@ describe('validate', () => {
     });
 
     it('checks the imported name behind an alias', async () => {
+      // json has no eval either: its API table says so too.
       expect(await rulesOf(plugin('return e("1")', 'from json import eval as e\n'))).toEqual([
         'forbidden-name',
+        'module-attribute',
       ]);
     });
 
     it('does not trust a SafeLoader imported from somewhere else', async () => {
       const prelude = 'import yaml\nfrom json import SafeLoader\n';
       expect(await rulesOf(plugin('return yaml.load(s, Loader=SafeLoader)', prelude))).toEqual([
+        'module-attribute',
         'unsafe-yaml-load',
       ]);
     });
