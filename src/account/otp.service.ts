@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, QueryDeepPartialEntity, Repository } from 'typeorm';
 import { tooManyRequests } from '../common/api-error';
 import { Clock } from '../common/clock';
+import { persistedValue } from '../database/persisted-value';
 import { isValidOtp, newOtpSecret, otpFor } from './otp';
 import { User } from './user.entity';
 
@@ -141,9 +142,7 @@ export class OtpService {
     return Boolean(result.affected);
   }
 
-  /** A time as the driver stores it, for comparisons in raw conditions. */
   private dbDate(date: Date): unknown {
-    const column = this.users.metadata.findColumnWithPropertyName('otpIssuedAt')!;
-    return this.users.manager.connection.driver.preparePersistentValue(date, column);
+    return persistedValue(this.users, 'otpIssuedAt', date);
   }
 }

@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@ne
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, EntityManager, Repository } from 'typeorm';
 import { Clock } from '../common/clock';
+import { persistedValue } from '../database/persisted-value';
 import { OutboxJob } from './outbox-job.entity';
 
 /** Does one job; see Outbox.handle for what `manager` is. */
@@ -186,8 +187,7 @@ export class Outbox implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private dueParameters(): Record<string, unknown> {
-    const column = this.jobs.metadata.findColumnWithPropertyName('nextAttemptAt')!;
-    return { now: this.dataSource.driver.preparePersistentValue(this.clock.now(), column) };
+    return { now: persistedValue(this.jobs, 'nextAttemptAt', this.clock.now()) };
   }
 }
 
