@@ -113,6 +113,32 @@ describe('rate limits on the account endpoints', () => {
     );
   });
 
+  it(`counts ${ACCOUNT_FAILURE_LIMIT.limit} failures in any hour, not per calendar hour`, async () => {
+    const user = await signUp(t, smtp, 'sliding');
+    const burst = async (count: number, firstAddress: number) => {
+      const answers: PostAnswer[] = [];
+      for (let i = 0; i < count; i += 1) {
+        answers.push(
+          await login(
+            user.email,
+            'Wr0ng!pass',
+            address(firstAddress + Math.floor(i / PAIR_FAILURE_LIMIT.limit)),
+          ),
+        );
+      }
+      return answers;
+    };
+    expect((await burst(60, 100)).every((answer) => answer.status === 200)).toBe(true);
+    t.clock.advance(59 * 60_000);
+    expect((await burst(40, 110)).every((answer) => answer.status === 200)).toBe(true);
+    // 100 in the last hour: the next failure waits until the first 60 are an hour old.
+    const refused = await login(user.email, 'Wr0ng!pass', address(120));
+    expectTooMany(refused);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+    t.clock.advance(61_000);
+    expect((await login(user.email, user.password, address(121))).status).toBe(200);
+  });
+
   it('does not count right answers: logins that succeed never use up the budget', async () => {
     const user = await signUp(t, smtp, 'good');
     const from = address(40);

@@ -18,7 +18,7 @@ import type { AccountResponse } from '../common/envelopes';
 import { readParam } from '../common/request-params';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { Limit, RateLimiter } from './rate-limiter';
+import { Limit, RateLimiter, Taken } from './rate-limiter';
 
 const MINUTE_MS = 60_000;
 
@@ -74,7 +74,7 @@ export class AccountRateLimitInterceptor implements NestInterceptor {
     if (reserved.length === 0) return next.handle();
     // An answer is already on its way: a count that cannot be handed back stays taken.
     const release = () =>
-      void Promise.all(reserved.map((key) => this.limiter.giveBack(key))).catch(() => undefined);
+      void Promise.all(reserved.map((taken) => this.limiter.giveBack(taken))).catch(() => undefined);
     return next.handle().pipe(
       tap({
         next: (body) => {
@@ -85,8 +85,8 @@ export class AccountRateLimitInterceptor implements NestInterceptor {
     );
   }
 
-  /** Takes every count the request needs; refuses past a limit. Returns failure keys to hand back. */
-  private async reserve(policy: AccountLimitPolicy, request: Request, address: string): Promise<string[]> {
+  /** Takes every hit the request needs; refuses past a limit. Returns the failure hits to hand back. */
+  private async reserve(policy: AccountLimitPolicy, request: Request, address: string): Promise<Taken[]> {
     await this.limiter.take(`addr:${policy.route}:${address}`, ADDRESS_LIMIT);
     const account = await this.accountKey(policy, request);
     if (account === null) return [];
@@ -94,15 +94,13 @@ export class AccountRateLimitInterceptor implements NestInterceptor {
       await this.limiter.take(`req:${policy.route}:${account}`, ACCOUNT_REQUEST_LIMIT);
       return [];
     }
-    const pair = `fail:${account}:${address}`;
-    await this.limiter.take(pair, PAIR_FAILURE_LIMIT);
+    const pair = await this.limiter.take(`fail:${account}:${address}`, PAIR_FAILURE_LIMIT);
     try {
-      await this.limiter.take(`fail:${account}`, ACCOUNT_FAILURE_LIMIT);
+      return [pair, await this.limiter.take(`fail:${account}`, ACCOUNT_FAILURE_LIMIT)];
     } catch (error) {
       await this.limiter.giveBack(pair);
       throw error;
     }
-    return [pair, `fail:${account}`];
   }
 
   private async accountKey(policy: AccountLimitPolicy, request: Request): Promise<string | null> {

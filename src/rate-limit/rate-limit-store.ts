@@ -1,20 +1,16 @@
 /**
- * Counters with a fixed window, shared by every check that bounds attempts (account
- * endpoints, uploads). In the process by default; in Redis when REDIS_URL is set, so every
- * replica sees the same counts.
+ * Sliding windows of hits, shared by every check that bounds attempts (account endpoints,
+ * uploads): at most `limit` hits in any span of `windowMs`, not per calendar window, so
+ * "100 an hour" cannot become 200 across a window's edge. In the process by default; in Redis
+ * when REDIS_URL is set, so every replica sees the same hits.
  */
-export interface WindowCount {
-  /** Hits in the current window, this one included. */
-  count: number;
-  /** Milliseconds until the window ends and the count starts again from zero. */
-  resetInMs: number;
-}
+export type Acquired = { ok: true; hit: string } | { ok: false; retryAfterMs: number };
 
 export interface RateLimitStore {
-  /** Adds one hit to `key`; the first hit of a window starts a window of `windowMs`. Atomic. */
-  increment(key: string, windowMs: number): Promise<WindowCount>;
-  /** Takes one hit back from a live window (a reserved attempt that turned out not to count). */
-  decrement(key: string): Promise<void>;
+  /** Records a hit on `key` if fewer than `limit` fall in the last `windowMs`. Atomic. */
+  acquire(key: string, limit: number, windowMs: number): Promise<Acquired>;
+  /** Takes a recorded hit back (a reserved attempt that turned out not to count). */
+  release(key: string, hit: string): Promise<void>;
 }
 
 export const RATE_LIMIT_STORE = Symbol('RATE_LIMIT_STORE');
@@ -22,40 +18,51 @@ export const RATE_LIMIT_STORE = Symbol('RATE_LIMIT_STORE');
 const SWEEP_AT = 10_000;
 const MAX_KEYS = 200_000;
 
-/** One process's counters; windows run on the app's clock, so tests can move time. */
+/** One process's hits; windows run on the app's clock, so tests can move time. */
 export class MemoryRateLimitStore implements RateLimitStore {
-  private readonly windows = new Map<string, { count: number; endsAt: number }>();
+  /** Hit times by key, oldest first; each hit is named by a sequence number. */
+  private readonly hits = new Map<string, Array<{ at: number; id: string }>>();
+  private sequence = 0;
 
   constructor(private readonly now: () => number) {}
 
-  increment(key: string, windowMs: number): Promise<WindowCount> {
+  acquire(key: string, limit: number, windowMs: number): Promise<Acquired> {
     const now = this.now();
-    let window = this.windows.get(key);
-    if (!window || window.endsAt <= now) {
-      this.sweep(now);
-      window = { count: 0, endsAt: now + windowMs };
-      this.windows.set(key, window);
+    const live = (this.hits.get(key) ?? []).filter((hit) => hit.at > now - windowMs);
+    if (live.length >= limit) {
+      this.hits.set(key, live);
+      return Promise.resolve({ ok: false, retryAfterMs: live[live.length - limit].at + windowMs - now });
     }
-    window.count += 1;
-    return Promise.resolve({ count: window.count, resetInMs: window.endsAt - now });
+    const hit = { at: now, id: String((this.sequence += 1)) };
+    live.push(hit);
+    this.hits.delete(key);
+    this.sweep(now, windowMs);
+    this.hits.set(key, live);
+    return Promise.resolve({ ok: true, hit: hit.id });
   }
 
-  decrement(key: string): Promise<void> {
-    const window = this.windows.get(key);
-    if (window && window.endsAt > this.now() && window.count > 0) window.count -= 1;
+  release(key: string, hit: string): Promise<void> {
+    const hits = this.hits.get(key);
+    if (hits)
+      this.hits.set(
+        key,
+        hits.filter((each) => each.id !== hit),
+      );
     return Promise.resolve();
   }
 
   /**
-   * Ended windows are dropped when a new one starts. Past MAX_KEYS live windows the oldest
-   * go too: a flood of fresh keys costs their limits, never the process's memory.
+   * Keys whose hits have all aged out go when the map grows. Past MAX_KEYS the least recently
+   * hit go too: a flood of fresh keys costs their limits, never the process's memory.
    */
-  private sweep(now: number): void {
-    if (this.windows.size < SWEEP_AT) return;
-    for (const [key, window] of this.windows) if (window.endsAt <= now) this.windows.delete(key);
-    for (const key of this.windows.keys()) {
-      if (this.windows.size < MAX_KEYS) break;
-      this.windows.delete(key);
+  private sweep(now: number, windowMs: number): void {
+    if (this.hits.size < SWEEP_AT) return;
+    for (const [key, hits] of this.hits) {
+      if (hits.every((hit) => hit.at <= now - windowMs)) this.hits.delete(key);
+    }
+    for (const key of this.hits.keys()) {
+      if (this.hits.size < MAX_KEYS) break;
+      this.hits.delete(key);
     }
   }
 }

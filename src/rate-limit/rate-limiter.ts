@@ -8,22 +8,27 @@ export interface Limit {
   windowMs: number;
 }
 
+/** A recorded hit, to hand back if the attempt turns out not to count. */
+export interface Taken {
+  key: string;
+  hit: string;
+}
+
 /** Limits on the shared counters, as every limited route takes them. */
 @Injectable()
 export class RateLimiter {
   constructor(@Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore) {}
 
-  /** One hit on `key`; past the limit the hit is handed back and the request refused (429). */
-  async take(key: string, { limit, windowMs }: Limit): Promise<void> {
-    const { count, resetInMs } = await this.reach(() => this.store.increment(key, windowMs));
-    if (count <= limit) return;
-    await this.giveBack(key);
-    throw tooManyRequests(resetInMs);
+  /** One hit on `key`, or 429 with Retry-After when `limit` hits already fall in the window. */
+  async take(key: string, { limit, windowMs }: Limit): Promise<Taken> {
+    const acquired = await this.reach(() => this.store.acquire(key, limit, windowMs));
+    if (!acquired.ok) throw tooManyRequests(acquired.retryAfterMs);
+    return { key, hit: acquired.hit };
   }
 
   /** Hands back a hit that turned out not to count. */
-  giveBack(key: string): Promise<void> {
-    return this.reach(() => this.store.decrement(key));
+  giveBack(taken: Taken): Promise<void> {
+    return this.reach(() => this.store.release(taken.key, taken.hit));
   }
 
   /** A store that cannot answer fails the request closed: 503, never an uncounted attempt. */

@@ -1,25 +1,34 @@
 import { Logger } from '@nestjs/common';
 import Redis from 'ioredis';
-import type { RateLimitStore, WindowCount } from './rate-limit-store';
+import { randomUUID } from 'node:crypto';
+import type { Acquired, RateLimitStore } from './rate-limit-store';
 
-/** Each command is one script, so the count and its window move together (atomic in Redis). */
-const INCREMENT = `
-local count = redis.call('INCR', KEYS[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
+/**
+ * One script per command, on Redis's own clock, so every replica's hits fall in one sorted
+ * set per key (score: the hit's time) and the check and the hit are one atomic step.
+ */
+const ACQUIRE = `
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local limit = tonumber(ARGV[1])
+local windowMs = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', nowMs - windowMs)
+local count = redis.call('ZCARD', KEYS[1])
+if count >= limit then
+  local oldest = redis.call('ZRANGE', KEYS[1], count - limit, count - limit, 'WITHSCORES')
+  return {0, tonumber(oldest[2]) + windowMs - nowMs}
 end
-return {count, ttl}`;
-const DECREMENT = `
-if redis.call('PTTL', KEYS[1]) > 0 and tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then
-  redis.call('DECR', KEYS[1])
-end
-return 0`;
+redis.call('ZADD', KEYS[1], nowMs, ARGV[3])
+redis.call('PEXPIRE', KEYS[1], windowMs)
+return {1, ARGV[3]}`;
 
 interface LimitScripts {
-  rateLimitIncrement(key: string, windowMs: number): Promise<[number, number]>;
-  rateLimitDecrement(key: string): Promise<number>;
+  rateLimitAcquire(
+    key: string,
+    limit: number,
+    windowMs: number,
+    hit: string,
+  ): Promise<[number, number | string]>;
 }
 
 /** A Redis call that did not answer in time fails the request (503) instead of hanging it. */
@@ -41,8 +50,7 @@ export class RedisRateLimitStore implements RateLimitStore {
       commandTimeout: COMMAND_TIMEOUT_MS,
     });
     // Sent once and then called by hash (EVALSHA).
-    redis.defineCommand('rateLimitIncrement', { numberOfKeys: 1, lua: INCREMENT });
-    redis.defineCommand('rateLimitDecrement', { numberOfKeys: 1, lua: DECREMENT });
+    redis.defineCommand('rateLimitAcquire', { numberOfKeys: 1, lua: ACQUIRE });
     this.redis = redis as Redis & LimitScripts;
     this.redis.on('error', (error: Error) => this.logger.warn(`Redis: ${error.message}`));
     this.redis
@@ -50,13 +58,13 @@ export class RedisRateLimitStore implements RateLimitStore {
       .catch((error: Error) => this.logger.warn(`Redis not reachable yet: ${error.message}`));
   }
 
-  async increment(key: string, windowMs: number): Promise<WindowCount> {
-    const [count, ttl] = await this.redis.rateLimitIncrement(key, windowMs);
-    return { count, resetInMs: ttl };
+  async acquire(key: string, limit: number, windowMs: number): Promise<Acquired> {
+    const [ok, value] = await this.redis.rateLimitAcquire(key, limit, windowMs, randomUUID());
+    return ok === 1 ? { ok: true, hit: String(value) } : { ok: false, retryAfterMs: Number(value) };
   }
 
-  async decrement(key: string): Promise<void> {
-    await this.redis.rateLimitDecrement(key);
+  async release(key: string, hit: string): Promise<void> {
+    await this.redis.zrem(key, hit);
   }
 
   async close(): Promise<void> {

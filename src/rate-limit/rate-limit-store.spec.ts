@@ -1,0 +1,60 @@
+import Redis from 'ioredis';
+import { MemoryRateLimitStore, RateLimitStore } from './rate-limit-store';
+import { RedisRateLimitStore } from './redis-rate-limit-store';
+
+const REDIS_URL = 'redis://127.0.0.1:6379/8';
+
+describe('MemoryRateLimitStore', () => {
+  let now = 0;
+  const store = new MemoryRateLimitStore(() => now);
+
+  it('allows at most limit hits in any window, not per calendar window', async () => {
+    now = 0;
+    for (let i = 0; i < 3; i += 1) expect((await store.acquire('k', 3, 1000)).ok).toBe(true);
+    now = 999;
+    expect(await store.acquire('k', 3, 1000)).toEqual({ ok: false, retryAfterMs: 1 });
+    now = 1000;
+    // Only the hits older than a window have gone: three hits at 0, none since.
+    expect((await store.acquire('k', 3, 1000)).ok).toBe(true);
+    expect((await store.acquire('k', 3, 1000)).ok).toBe(true);
+    expect((await store.acquire('k', 3, 1000)).ok).toBe(true);
+    expect((await store.acquire('k', 3, 1000)).ok).toBe(false);
+  });
+
+  it('takes back a released hit', async () => {
+    now = 10_000;
+    const first = await store.acquire('r', 1, 1000);
+    expect((await store.acquire('r', 1, 1000)).ok).toBe(false);
+    if (first.ok) await store.release('r', first.hit);
+    expect((await store.acquire('r', 1, 1000)).ok).toBe(true);
+  });
+});
+
+describe('RedisRateLimitStore (the local Redis, database 8)', () => {
+  const redis = new Redis(REDIS_URL);
+  let store: RedisRateLimitStore;
+  beforeAll(async () => {
+    await redis.flushdb();
+    store = new RedisRateLimitStore(REDIS_URL);
+  });
+  afterAll(async () => {
+    await store.close();
+    await redis.flushdb();
+    await redis.quit();
+  });
+
+  it('lets exactly limit hits through when they are sent at once', async () => {
+    const answers = await Promise.all(Array.from({ length: 25 }, () => store.acquire('burst', 10, 60_000)));
+    expect(answers.filter((answer) => answer.ok)).toHaveLength(10);
+    for (const refused of answers.filter((answer) => !answer.ok)) {
+      expect((refused as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(59_000);
+    }
+  });
+
+  it('takes back a released hit', async () => {
+    const first = await (store as RateLimitStore).acquire('one', 1, 60_000);
+    expect((await store.acquire('one', 1, 60_000)).ok).toBe(false);
+    if (first.ok) await store.release('one', first.hit);
+    expect((await store.acquire('one', 1, 60_000)).ok).toBe(true);
+  });
+});
