@@ -46,7 +46,7 @@ function machineBusyMs(): number {
 /** Runs a LoadJob in a child process: the servers keep this process to themselves. */
 export function runLoad(job: LoadJob): Promise<MeasuredLoad> {
   return new Promise((resolve, reject) => {
-    const child = fork(join(__dirname, 'load-worker.js'), [], {
+    const child = fork(join(__dirname, 'load-worker.ts'), [], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     let settled = false;

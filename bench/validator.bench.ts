@@ -1,6 +1,6 @@
 /**
- * Benchmark of the community-plugin validator. Build, then run:
- *   npx tsc -p tsconfig.json --outDir dist && node --expose-gc dist/bench/validator.bench.js
+ * Benchmark of the community-plugin validator: part of `npm run bench`, or alone with
+ *   node --expose-gc --import tsx bench/validator.bench.ts
  * (--expose-gc makes the memory columns steadier; it runs without it too.)
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -82,7 +82,7 @@ function collectGarbage(): void {
   (globalThis as { gc?: () => void }).gc?.();
 }
 
-/** Works from bench/ (sources) and from dist/bench/ (compiled). */
+/** The benign corpus of the validator's tests, found from bench/ upwards. */
 function readBenignCorpus(): Buffer[] {
   let dir = __dirname;
   for (let depth = 0; depth < 4; depth++) {

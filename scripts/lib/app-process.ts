@@ -6,8 +6,8 @@ import { join, resolve } from 'node:path';
 import { registerCleanup, sleep, withTimeout } from './cleanup';
 import { HttpClient } from './http-client';
 
-/** The project root: scripts run from dist/scripts/... after compilation. */
-export const PROJECT_ROOT = resolve(__dirname, '..', '..', '..');
+/** The project root: scripts run from their sources (scripts/lib/ here) under tsx. */
+export const PROJECT_ROOT = resolve(__dirname, '..', '..');
 
 export interface AppOptions {
   databaseUrl: string;
