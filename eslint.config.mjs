@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import jest from 'eslint-plugin-jest';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -28,7 +29,14 @@ export default tseslint.config(
   },
   {
     files: ['**/*.spec.ts', '**/*.e2e-spec.ts', 'test/**/*.ts'],
+    ...jest.configs['flat/recommended'],
     rules: {
+      ...jest.configs['flat/recommended'].rules,
+      // Tests assert through expect, helpers named expect*, supertest's .expect and fast-check.
+      'jest/expect-expect': [
+        'error',
+        { assertFunctionNames: ['expect', 'expect*', 'fc.assert', 't.**.expect'] },
+      ],
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
   },
