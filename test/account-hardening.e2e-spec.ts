@@ -15,11 +15,10 @@ import {
   TestUser,
 } from './helpers/accounts';
 import { databaseUrlOf } from './helpers/marketplace';
+import { fail, okMessage as ok } from './helpers/envelopes';
 import { SmtpSink } from './helpers/smtp-sink';
 import { bootApp, createTestApp, TestApp } from './helpers/test-app';
 
-const fail = (message: string) => ({ status: 'fail', message });
-const ok = (message: unknown) => ({ status: 'success', message });
 const HOUR_MS = 3_600_000;
 const wrong = (otp: string, offset = 1) => String((Number(otp) + offset) % 1_000_000).padStart(6, '0');
 

@@ -9,11 +9,9 @@ import {
   signUp,
   STRONG_PASSWORD,
 } from './helpers/accounts';
+import { fail, okMessage as ok } from './helpers/envelopes';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
-
-const fail = (message: string) => ({ status: 'fail', message });
-const ok = (message: unknown) => ({ status: 'success', message });
 
 describe('accounts', () => {
   const smtp = new SmtpSink();

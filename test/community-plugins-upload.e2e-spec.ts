@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
+import { fail } from './helpers/envelopes';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 import {
@@ -17,8 +18,6 @@ import {
 } from './helpers/marketplace';
 
 const MAX_SIZE = 4096;
-const fail = (message: string, errors?: unknown) =>
-  errors === undefined ? { status: 'fail', message } : { status: 'fail', message, errors };
 const OWNER_VIEW_KEYS = [
   'author',
   'created_at',

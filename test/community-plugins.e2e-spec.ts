@@ -3,12 +3,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Response } from 'supertest';
+import { fail } from './helpers/envelopes';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 import { benignPlugin, SignedInUser, signUpAs, upload, validFields } from './helpers/marketplace';
 
-const fail = (message: string, errors?: unknown) =>
-  errors === undefined ? { status: 'fail', message } : { status: 'fail', message, errors };
 const forbidden = fail('Admin privileges required');
 const notFound = fail('Plugin not found');
 

@@ -1,12 +1,12 @@
-import type { Response } from 'supertest';
 import { ConfigurationService } from '../src/configuration/configuration.service';
 import { configurationDefaults } from '../src/configuration/configuration-defaults';
-import { login, newUser, registerAndActivate, signUp, TestUser } from './helpers/accounts';
+import { signUp, signUpAdmin, TestUser } from './helpers/accounts';
+import { api, Method } from './helpers/client';
+import { expectFail, fail, okData as ok } from './helpers/envelopes';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
 type Caller = TestUser & { token: string };
-type Method = 'get' | 'post' | 'patch' | 'delete' | 'put' | 'options' | 'head';
 interface Item {
   dirty: boolean;
   key: string;
@@ -17,8 +17,6 @@ interface Item {
 type Grouped = Record<string, Item[]>;
 
 const ADMIN_EMAIL = 'config-admin@example.com';
-const fail = (message: string) => ({ status: 'fail', message });
-const ok = (data: unknown) => ({ status: 'success', data });
 
 /** The defaults file as GET shows it untouched: sections and keys in code-point order. */
 function seededView(): Grouped {
@@ -41,9 +39,7 @@ describe('configuration', () => {
   beforeAll(async () => {
     await smtp.start();
     t = await createTestApp({ smtp, env: { SVC_ADMIN_EMAILS: ADMIN_EMAIL } });
-    const adminUser = { ...newUser('cfgadmin'), email: ADMIN_EMAIL };
-    await registerAndActivate(t, smtp, adminUser);
-    admin = { ...adminUser, token: await login(t, adminUser) };
+    admin = await signUpAdmin(t, smtp, ADMIN_EMAIL, 'cfgadmin');
     user = await signUp(t, smtp, 'cfguser');
   });
   afterAll(async () => {
@@ -51,13 +47,7 @@ describe('configuration', () => {
     await smtp.stop();
   });
 
-  const call = (caller: Caller | null, method: Method, path: string) => {
-    const request = t.http()[method](`/api/v1/${path}`);
-    return caller ? request.set('Authorization', `Bearer ${caller.token}`) : request;
-  };
-  const expectFail = (response: Response, status: number, message: string) => {
-    expect([response.status, response.body]).toEqual([status, fail(message)]);
-  };
+  const call = (caller: Caller | null, method: Method, path: string) => api(t, caller, method, path);
   const all = async (): Promise<Grouped> => (await call(user, 'get', 'configuration').expect(200)).body.data;
   const item = async (key: string): Promise<Item> =>
     Object.values(await all())

@@ -5,10 +5,9 @@ import { join } from 'node:path';
 import { Outbox, OUTBOX_GIVE_UP_AFTER_MS } from '../src/outbox/outbox.service';
 import { newUser, register, signUp } from './helpers/accounts';
 import { databaseUrlOf } from './helpers/marketplace';
+import { okMessage as ok } from './helpers/envelopes';
 import { SmtpSink } from './helpers/smtp-sink';
 import { bootApp, createTestApp, TestApp } from './helpers/test-app';
-
-const ok = (message: unknown) => ({ status: 'success', message });
 
 interface JobRow {
   kind: string;

@@ -1,13 +1,10 @@
-import type { Response } from 'supertest';
-import { login, newUser, registerAndActivate, signUp, TestUser } from './helpers/accounts';
+import { signUp, signUpAdmin, TestUser } from './helpers/accounts';
+import { api, Method } from './helpers/client';
+import { expectFail, fail, okData as ok } from './helpers/envelopes';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
 type Caller = TestUser & { token: string };
-type Method = 'get' | 'post' | 'patch' | 'delete' | 'put' | 'options' | 'head';
-
-const fail = (message: string) => ({ status: 'fail', message });
-const ok = (data: unknown) => ({ status: 'success', data });
 
 const INCORRECT = 'Incorrect query parameters';
 const INVALID_SESSION_ID = 'Invalid session id provided';
@@ -34,13 +31,7 @@ describe('sessions', () => {
     await smtp.stop();
   });
 
-  const call = (user: Caller | null, method: Method, path: string) => {
-    const request = t.http()[method](`/api/v1/${path}`);
-    return user ? request.set('Authorization', `Bearer ${user.token}`) : request;
-  };
-  const expectFail = (response: Response, status: number, message: string) => {
-    expect([response.status, response.body]).toEqual([status, fail(message)]);
-  };
+  const call = (user: Caller | null, method: Method, path: string) => api(t, user, method, path);
 
   const list = async (user: Caller): Promise<Array<{ id: number; name: string; active: boolean }>> =>
     (await call(user, 'get', 'sessions/').expect(200)).body.data;
@@ -418,9 +409,7 @@ describe('sessions', () => {
     });
 
     it('gives admins their own sessions only: no cross-user listing or access', async () => {
-      const adminUser = { ...newUser('sadmin'), email: ADMIN_EMAIL };
-      await registerAndActivate(t, smtp, adminUser);
-      const admin = { ...adminUser, token: await login(t, adminUser) };
+      const admin = await signUpAdmin(t, smtp, ADMIN_EMAIL, 'sadmin');
       const alices = await createSession(alice, 'not-for-admins');
       const own = await createSession(admin, 'admin-own');
       expect(await list(admin)).toEqual([{ id: own, name: 'admin-own', active: true }]);

@@ -1,10 +1,10 @@
-import type { Response } from 'supertest';
 import { signUp, TestUser } from './helpers/accounts';
+import { api, Method } from './helpers/client';
+import { expectFail, fail, okData as ok } from './helpers/envelopes';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
 type Caller = TestUser & { token: string };
-type Method = 'get' | 'post' | 'patch' | 'delete' | 'put' | 'options';
 
 interface TargetBody {
   id: number;
@@ -16,9 +16,6 @@ interface TargetBody {
   scope: boolean;
   created_at: string;
 }
-
-const fail = (message: string) => ({ status: 'fail', message });
-const ok = (data: unknown) => ({ status: 'success', data });
 
 describe('targets', () => {
   const smtp = new SmtpSink();
@@ -38,13 +35,7 @@ describe('targets', () => {
   });
   afterEach(() => t.clock.reset());
 
-  const call = (user: Caller | null, method: Method, path: string) => {
-    const request = t.http()[method](`/api/v1/${path}`);
-    return user ? request.set('Authorization', `Bearer ${user.token}`) : request;
-  };
-  const expectFail = (response: Response, status: number, message: string) => {
-    expect([response.status, response.body]).toEqual([status, fail(message)]);
-  };
+  const call = (user: Caller | null, method: Method, path: string) => api(t, user, method, path);
   const create = async (user: Caller, targetUrl: string): Promise<TargetBody> => {
     const response = await call(user, 'post', 'targets/').send({ target_url: targetUrl });
     expect([targetUrl, response.status]).toEqual([targetUrl, 201]);

@@ -101,3 +101,18 @@ export async function signUp(
   await registerAndActivate(t, smtp, user);
   return { ...user, token: await login(t, user) };
 }
+
+/**
+ * Signed up under an address listed in SVC_ADMIN_EMAILS, so an admin once activated (its
+ * password set again by OTP, as an admin's must be).
+ */
+export async function signUpAdmin(
+  t: TestApp,
+  smtp: SmtpSink,
+  email: string,
+  prefix = 'admin',
+): Promise<TestUser & { token: string }> {
+  const user = { ...newUser(prefix), email };
+  await registerAndActivate(t, smtp, user);
+  return { ...user, token: await login(t, user) };
+}
