@@ -1,3 +1,4 @@
+const builtWorkers = require('./test/built-workers');
 const esmPackages = ['@nestjs', 'nodemailer', 'otplib', '@otplib', '@noble', '@scure', 'uid'];
 const shared = {
   rootDir: __dirname,
@@ -8,8 +9,10 @@ const shared = {
   },
   transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
   testEnvironment: 'node',
+  moduleNameMapper: builtWorkers.moduleNameMapper,
 };
 module.exports = {
+  globalSetup: '<rootDir>/test/built-workers.js',
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },

@@ -8,9 +8,10 @@
  *                       first. Without it: SQLite in a temporary directory.
  *   BENCH_BCRYPT_COST   bcrypt cost of the app and of the limit (default 12, the app's default).
  *   BENCH_DURATION      seconds per measured run (default 6; logins run 10 s at least).
- *   BENCH_CONNECTIONS   concurrent connections of the GET runs (default 10; uploads use at most 4).
+ *   BENCH_CONNECTIONS   concurrent connections of the GET and upload runs (default 10).
  * Arguments: --json <file> also writes the figures as JSON; --skip-validator leaves the
- * validator benchmark out.
+ * validator benchmark out; --only upload or --only login runs that part alone (the upload run;
+ * or the login run and GET sessions beside 20 logins/s, app and baseline) and prints its rows.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -55,8 +56,6 @@ function argument(name: string): string | undefined {
 
 const progress = (text: string) => process.stderr.write(`[bench] ${text}\n`);
 
-const UPLOADS_IN_FLIGHT_PER_UPLOADER = 4;
-
 async function main(): Promise<void> {
   const bcryptCost = positiveInteger('BENCH_BCRYPT_COST', 12);
   const duration = positiveInteger('BENCH_DURATION', 6);
@@ -89,6 +88,12 @@ async function main(): Promise<void> {
 
     progress(`measuring one bcrypt compare at cost ${bcryptCost}`);
     const bcrypt = await measureBcryptLimit(bcryptCost);
+    const only = argument('--only');
+    if (only !== undefined) {
+      if (only !== 'upload' && only !== 'login') throw new Error('--only takes upload or login');
+      await measureOnly(config, only, { database, duration, connections, bcrypt });
+      return;
+    }
     const report = await measure(config, { database, duration, connections, bcrypt });
 
     console.log(`\nsvc-api benchmark — ${report.database}`);
@@ -147,6 +152,89 @@ async function main(): Promise<void> {
   }
 }
 
+const UPLOAD_NAME = `POST /api/v1/community-plugins/upload (${UPLOAD_BYTES / 1024} KB)`;
+
+/**
+ * Valid plugins, every one expected 201: all from one uploader, who may have ten waiting for
+ * the validator (src/community-plugins/validator/validator-pool.ts), so `connections` up to 12
+ * are queued rather than told 503.
+ */
+async function measureUpload(
+  origin: string,
+  headers: Record<string, string>,
+  connections: number,
+  duration: number,
+): Promise<LoadResult> {
+  progress(`upload of a ${UPLOAD_BYTES / 1024} KB plugin, ${connections} connections: app`);
+  const uploadLoad = await runLoad({
+    // No warm-up run: seeding uploaded 200 plugins through the same route and threads, and a
+    // warm-up cut off at its end leaves its uploads queued on the server (the client has gone,
+    // the validation has not), where they would crowd the measured run's own uploads.
+    warmup: 0,
+    specs: [
+      {
+        title: 'app',
+        origin,
+        method: 'POST',
+        path: '/api/v1/community-plugins/upload',
+        headers,
+        upload: { namePrefix: `bench-upload-${Date.now()}-`, source: generatePlugin(UPLOAD_BYTES) },
+        connections,
+        duration,
+        expectStatus: 201,
+        expectBodyIncludes: '"status":"success"',
+      },
+    ],
+  });
+  return summarize(uploadLoad.runs, uploadLoad);
+}
+
+/** `--only`: one part of measure(), printed as rows of the same table. */
+async function measureOnly(
+  config: AppConfig,
+  only: 'upload' | 'login',
+  options: { database: string; duration: number; connections: number; bcrypt: BcryptLimit },
+): Promise<void> {
+  const report = await measure(config, options, only);
+  console.log(`\nsvc-api benchmark, ${only} only — ${report.database}`);
+  const wanted: Array<keyof BenchReport['rows']> =
+    only === 'upload' ? ['upload'] : ['login', 'sessions', 'sessionsUnderLogins'];
+  const rows = Object.fromEntries(wanted.map((key) => [key, report.rows[key]]));
+  console.log(
+    scenarioTable(
+      { ...report, rows: rows as BenchReport['rows'] },
+      {
+        sessions: '200',
+        catalogue: '200',
+        login: '200 success',
+        upload: '201',
+        sessionsUnderLogins: '200',
+      },
+    ),
+  );
+  if (only === 'login') for (const line of summaryLines(report).slice(0, 5)) console.log(line);
+  const failed = wanted.filter((key) => report.rows[key].app.failures > 0);
+  if (failed.length > 0) {
+    console.error(`\nUnexpected answers in: ${failed.map((key) => report.rows[key].name).join('; ')}`);
+    process.exitCode = 1;
+  }
+}
+
+const SKIPPED: LoadResult = {
+  title: 'skipped',
+  requestsPerSecond: NaN,
+  p50: NaN,
+  p90: NaN,
+  p99: NaN,
+  max: NaN,
+  total: 0,
+  duration: 0,
+  statuses: {},
+  failures: 0,
+  cpuMsPerRequest: null,
+  otherLoad: NaN,
+};
+
 async function measure(
   config: AppConfig,
   options: {
@@ -155,6 +243,7 @@ async function measure(
     connections: number;
     bcrypt: BcryptLimit;
   },
+  only?: 'upload' | 'login',
 ): Promise<BenchReport> {
   const { duration, connections, bcrypt } = options;
   const loginDuration = Math.max(duration, LOGIN_MIN_SECONDS);
@@ -239,23 +328,27 @@ async function measure(
       };
 
       const sessionsPath = '/api/v1/sessions/';
-      const sessions = await pair(
-        `GET ${sessionsPath} (${SESSIONS_PER_USER} sessions)`,
-        (origin, who) => get(who, origin, sessionsPath),
-        ROUNDS,
-      );
-      const catalogue = await pair(
-        `GET /api/v1/community-plugins/ (${APPROVED_PLUGINS} approved, limit 50)`,
-        (origin, who) => get(who, origin, '/api/v1/community-plugins/'),
-        ROUNDS,
-      );
+      const skipped = (name: string) => ({ name, app: SKIPPED, baseline: SKIPPED });
+      const sessions =
+        only === 'upload'
+          ? skipped('GET sessions')
+          : await pair(
+              `GET ${sessionsPath} (${SESSIONS_PER_USER} sessions)`,
+              (origin, who) => get(who, origin, sessionsPath),
+              ROUNDS,
+            );
+      const catalogue = only
+        ? skipped('GET catalogue')
+        : await pair(
+            `GET /api/v1/community-plugins/ (${APPROVED_PLUGINS} approved, limit 50)`,
+            (origin, who) => get(who, origin, '/api/v1/community-plugins/'),
+            ROUNDS,
+          );
       // One round each: cutting a login run short leaves hashes queued that would slow the next.
-      const loginRow = await pair(
-        'POST /api/v1/login/',
-        (origin, who) => loginSpec(who, origin, {}),
-        1,
-        settle,
-      );
+      const loginRow =
+        only === 'upload'
+          ? skipped('POST login')
+          : await pair('POST /api/v1/login/', (origin, who) => loginSpec(who, origin, {}), 1, settle);
 
       /** GET while logins arrive at a fixed rate; the logins start first so the pool is busy. */
       const underLogins = async (origin: string, who: string): Promise<[LoadResult, LoadResult]> => {
@@ -277,33 +370,16 @@ async function measure(
         ];
       };
       const besideName = `GET ${sessionsPath} + ${LOGINS_BESIDE_PER_SECOND} logins/s`;
-      progress(`${besideName}: app`);
-      const [appBeside, appLogins] = await underLogins(app.origin, 'app');
-      progress(`${besideName}: bare baseline`);
-      const [baselineBeside, baselineLogins] = await underLogins(baseline.origin, 'baseline');
+      const skipBeside = only === 'upload';
+      if (!skipBeside) progress(`${besideName}: app`);
+      const [appBeside, appLogins] = skipBeside ? [SKIPPED, SKIPPED] : await underLogins(app.origin, 'app');
+      if (!skipBeside) progress(`${besideName}: bare baseline`);
+      const [baselineBeside, baselineLogins] = skipBeside
+        ? [SKIPPED, SKIPPED]
+        : await underLogins(baseline.origin, 'baseline');
 
-      progress(`upload of a ${UPLOAD_BYTES / 1024} KB plugin: app`);
-      const uploadLoad = await runLoad({
-        warmup: 1,
-        specs: [
-          {
-            title: 'app',
-            origin: app.origin,
-            method: 'POST',
-            path: '/api/v1/community-plugins/upload',
-            headers: auth,
-            upload: { namePrefix: `bench-upload-${Date.now()}-`, source: generatePlugin(UPLOAD_BYTES) },
-            // All from one uploader, who may have two validations running and two waiting:
-            // more connections would only measure how fast the surplus is told 503.
-            connections: Math.min(connections, UPLOADS_IN_FLIGHT_PER_UPLOADER),
-            duration,
-            expectStatus: 201,
-            expectBodyIncludes: '"status":"success"',
-          },
-        ],
-      });
-      const upload = summarize(uploadLoad.runs, uploadLoad);
-      const uploadName = `POST /api/v1/community-plugins/upload (${UPLOAD_BYTES / 1024} KB)`;
+      const upload =
+        only === 'login' ? SKIPPED : await measureUpload(app.origin, auth, connections, duration);
 
       return {
         startedAt: new Date().toISOString(),
@@ -320,7 +396,7 @@ async function measure(
           sessions,
           catalogue,
           login: loginRow,
-          upload: { name: uploadName, app: upload },
+          upload: { name: UPLOAD_NAME, app: upload },
           sessionsUnderLogins: { name: besideName, app: appBeside, baseline: baselineBeside },
         },
         loginsBeside: { app: appLogins, baseline: baselineLogins },

@@ -110,7 +110,7 @@ const verdict = (met: boolean): string => (met ? 'met' : 'NOT met');
 export function summaryLines(report: BenchReport): string[] {
   const { bcrypt, rows, aims, loginsBeside } = report;
   return [
-    `bcrypt (bcryptjs, cost ${bcrypt.cost}): one compare ${fixed(bcrypt.compareMs, 1)} ms (median of ${bcrypt.runs}); ` +
+    `bcrypt (${bcrypt.implementation}, cost ${bcrypt.cost}): one compare ${fixed(bcrypt.compareMs, 1)} ms (median of ${bcrypt.runs}); ` +
       `limit = ${bcrypt.cores} cores / ${fixed(bcrypt.compareMs / 1000, 3)} s = ${fixed(bcrypt.loginsPerSecond, 2)} logins/s; ` +
       `login ${fixed(rows.login.app.requestsPerSecond, 2)} req/s = ${fixed(aims.loginFractionOfLimit * 100, 0)}% of the limit ` +
       `(aim >= ${AIMS.loginFractionMin * 100}%: ${verdict(aims.loginFractionOfLimit >= AIMS.loginFractionMin)})` +
@@ -120,6 +120,9 @@ export function summaryLines(report: BenchReport): string[] {
         : ''),
     `  with all ${bcrypt.cores} cores hashing at once they give ${fixed(bcrypt.parallelPerSecond, 2)} compares/s: ` +
       `login = ${fixed((rows.login.app.requestsPerSecond / bcrypt.parallelPerSecond) * 100, 0)}% of that`,
+    `  bcryptjs at the same cost: one compare ${fixed(bcrypt.bcryptjs.compareMs, 1)} ms, ` +
+      `${fixed(bcrypt.bcryptjs.parallelPerSecond, 2)} compares/s on all cores ` +
+      `(${bcrypt.implementation}: ${fixed(bcrypt.parallelPerSecond / bcrypt.bcryptjs.parallelPerSecond, 2)}x as many)`,
     `GET p99 under logins / idle p99: ${fixed(rows.sessionsUnderLogins.app.p99, 2)} / ${fixed(rows.sessions.app.p99, 2)} ms = ` +
       `${fixed(aims.p99UnderLoginsOverIdle, 2)} (aim <= ${AIMS.p99GrowthMax}: ${verdict(aims.p99UnderLoginsOverIdle <= AIMS.p99GrowthMax)}); ` +
       `bare baseline: ${fixed(rows.sessionsUnderLogins.baseline!.p99, 2)} / ${fixed(rows.sessions.baseline!.p99, 2)} ms = ` +

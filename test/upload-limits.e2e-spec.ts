@@ -114,6 +114,34 @@ describe('upload limits', () => {
     });
   });
 
+  describe('uploads at once', () => {
+    const UPLOADERS = 12;
+    let t: TestApp;
+    let uploaders: SignedInUser[];
+    beforeAll(async () => {
+      t = await createTestApp({ smtp });
+      uploaders = [];
+      for (let i = 0; i < UPLOADERS; i += 1) uploaders.push(await signUpAs(t, smtp, `busy${i}`));
+    });
+    afterAll(() => t.close());
+
+    it(`queues ${UPLOADERS} valid uploads sent at once by ${UPLOADERS} users and accepts every one`, async () => {
+      const answers = await Promise.all(
+        uploaders.map((uploader, i) =>
+          upload(t, uploader.token, {
+            fields: validFields(`At once ${i}`),
+            file: benignPlugin(`At once ${i}`),
+          }),
+        ),
+      );
+      expect(answers.map((answer) => [answer.status, answer.body.status])).toEqual(
+        uploaders.map(() => [201, 'success']),
+      );
+      const state = await pluginState(t);
+      expect([state.rows, state.files.length]).toEqual([UPLOADERS, UPLOADERS]);
+    });
+  });
+
   describe('rate and fairness', () => {
     let t: TestApp;
     let flooder: SignedInUser;

@@ -1,5 +1,9 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import bcrypt from 'bcryptjs';
 import { BcryptPool } from './bcrypt-pool';
+
+/** Elsewhere a nice value is the whole process's, and piscina's is not set per thread. */
+const onLinux = process.platform === 'linux' ? it : it.skip;
 
 describe('BcryptPool', () => {
   const pool = new BcryptPool(2);
@@ -12,6 +16,35 @@ describe('BcryptPool', () => {
     expect(await pool.compare('S3cret!pass', hash)).toBe(true);
     expect(await pool.compare('wrong', hash)).toBe(false);
   });
+
+  it('verifies the $2a and $2b hashes bcryptjs made, so existing passwords keep working', async () => {
+    // A $2a hash: bcryptjs keeps the version of the salt it is given.
+    const hashes = [
+      bcrypt.hashSync('S3cret!pass', 4),
+      bcrypt.hashSync('S3cret!pass', '$2a$04$abcdefghijklmnopqrstuu'),
+    ];
+    expect(hashes.map((hash) => hash.slice(0, 4))).toEqual(['$2b$', '$2a$']);
+    for (const hash of hashes) {
+      expect(await pool.compare('S3cret!pass', hash)).toBe(true);
+      expect(await pool.compare('S3cret!pasS', hash)).toBe(false);
+    }
+  });
+
+  onLinux(
+    'hashes and compares at a lower priority than the event loop (Linux keeps a nice value per thread)',
+    async () => {
+      await Promise.all([
+        pool.compare('p', bcrypt.hashSync('p', 4)),
+        pool.compare('q', bcrypt.hashSync('q', 4)),
+      ]);
+      const niceValues = readdirSync('/proc/self/task').map((thread) => {
+        const stat = readFileSync(`/proc/self/task/${thread}/stat`, 'utf8');
+        // Fields after the command name; the 17th of them is the nice value.
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      });
+      expect(niceValues.filter((nice) => nice === 10).length).toBeGreaterThanOrEqual(2);
+    },
+  );
 
   it('queues more jobs than workers and answers each one', async () => {
     const hash = bcrypt.hashSync('p', 4);
@@ -30,7 +63,7 @@ describe('BcryptPool', () => {
   });
 
   it('turns an error inside a worker into a rejection and keeps serving', async () => {
-    await expect(pool.hash('x', 'not-a-cost' as unknown as number)).rejects.toThrow('Invalid salt version');
+    await expect(pool.hash('x', 'not-a-cost' as unknown as number)).rejects.toThrow('into rust type `u32`');
     expect(await pool.compare('p', bcrypt.hashSync('p', 4))).toBe(true);
   });
 

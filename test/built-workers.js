@@ -1,0 +1,47 @@
+// Worker threads do not load modules through Jest, so they cannot run the TypeScript sources
+// that ts-jest compiles for the tests. The pools name their worker files with
+// `require.resolve('./<worker>')`; under Jest that name is mapped to the compiled file in
+// dist/ (jest.config.js), and this global setup makes sure dist/ is there and not older than
+// the sources, so the threads never run stale code. `npm test` builds first.
+const { readdirSync, statSync } = require('node:fs');
+const { join, relative } = require('node:path');
+
+const ROOT = join(__dirname, '..');
+const WORKERS = {
+  'bcrypt-worker': 'src/account/bcrypt-worker',
+  'validation-worker': 'src/community-plugins/validator/validation-worker',
+};
+
+const moduleNameMapper = Object.fromEntries(
+  Object.entries(WORKERS).map(([name, source]) => [`^\\./${name}$`, join(ROOT, 'dist', `${source}.js`)]),
+);
+
+function newestSource(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
+    else if (/\.(ts|json)$/.test(entry.name) && !entry.name.endsWith('.spec.ts')) {
+      newest = Math.max(newest, statSync(path).mtimeMs);
+    }
+  }
+  return newest;
+}
+
+function globalSetup() {
+  const sources = newestSource(join(ROOT, 'src'));
+  for (const built of Object.values(moduleNameMapper)) {
+    let builtAt;
+    try {
+      builtAt = statSync(built).mtimeMs;
+    } catch {
+      throw new Error(`${relative(ROOT, built)} is missing: run \`npm run build\` before jest`);
+    }
+    if (builtAt < sources) {
+      throw new Error(`${relative(ROOT, built)} is older than src/: run \`npm run build\` before jest`);
+    }
+  }
+}
+
+module.exports = globalSetup;
+module.exports.moduleNameMapper = moduleNameMapper;
