@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { identityKey, MAX_IDENTITY_KEY_LENGTH } from '../src/account/identity-key';
+import { identityKey, MAX_IDENTITY_KEY_LENGTH } from '../src/users/identity-key';
 
 interface ColumnSql {
   name: string;
@@ -15,14 +15,26 @@ interface ColumnSql {
  * that would cascade into every table that references `users`.
  */
 const COLUMNS: ColumnSql[] = [
-  { name: 'name_key', sqlite: 'varchar(255)', mysql: 'varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL' },
-  { name: 'email_key', sqlite: 'varchar(255)', mysql: 'varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL' },
+  {
+    name: 'name_key',
+    sqlite: 'varchar(255)',
+    mysql: 'varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL',
+  },
+  {
+    name: 'email_key',
+    sqlite: 'varchar(255)',
+    mysql: 'varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL',
+  },
   { name: 'otp_issued_at', sqlite: 'datetime', mysql: 'datetime(3) NULL' },
   { name: 'otp_hour_start', sqlite: 'datetime', mysql: 'datetime(3) NULL' },
   { name: 'otp_hour_count', sqlite: 'integer NOT NULL DEFAULT (0)', mysql: 'int NOT NULL DEFAULT 0' },
   { name: 'otp_day_start', sqlite: 'datetime', mysql: 'datetime(3) NULL' },
   { name: 'otp_day_count', sqlite: 'integer NOT NULL DEFAULT (0)', mysql: 'int NOT NULL DEFAULT 0' },
-  { name: 'password_set_via_otp', sqlite: 'boolean NOT NULL DEFAULT (0)', mysql: 'tinyint NOT NULL DEFAULT 0' },
+  {
+    name: 'password_set_via_otp',
+    sqlite: 'boolean NOT NULL DEFAULT (0)',
+    mysql: 'tinyint NOT NULL DEFAULT 0',
+  },
   { name: 'deactivated_at', sqlite: 'datetime', mysql: 'datetime(3) NULL' },
 ];
 
