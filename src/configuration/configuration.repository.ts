@@ -15,9 +15,18 @@ export class ConfigurationRepository {
   /**
    * INSERT that skips rows whose key exists (INSERT OR IGNORE, INSERT IGNORE): replicas that
    * boot together may seed at once, and the unique key makes the loser skip the row.
+   * updateEntity(false): TypeORM would read back generated ids, and on MySQL a batch whose
+   * rows were all skipped has none, which it reports as an error.
    */
   async insertMissing(items: Array<Omit<ConfigurationItem, 'id'>>): Promise<void> {
-    await this.items.createQueryBuilder().insert().into(ConfigurationItem).values(items).orIgnore().execute();
+    await this.items
+      .createQueryBuilder()
+      .insert()
+      .into(ConfigurationItem)
+      .values(items)
+      .orIgnore()
+      .updateEntity(false)
+      .execute();
   }
 
   all(manager: EntityManager = this.items.manager): Promise<ConfigurationItem[]> {
