@@ -2,6 +2,44 @@ import js from '@eslint/js';
 import jest from 'eslint-plugin-jest';
 import tseslint from 'typescript-eslint';
 
+/**
+ * Module boundaries (README, "Module layout"). Feature folders of src/, each one Nest module;
+ * the foundations (common, config, database) and users sit below them.
+ */
+const FEATURES = [
+  'account',
+  'admin-cli',
+  'auth',
+  'community-plugins',
+  'configuration',
+  'health',
+  'mail',
+  'outbox',
+  'rate-limit',
+  'sessions',
+  'targets',
+  'users',
+];
+/** An import of any of `folders` (or of the composition roots) by a relative path from inside src/. */
+const importOf = (folders) =>
+  `^(\\.\\./)+(${folders.join('|')}|app\\.module|schema-upgraded-entities)(/.*)?$`;
+const foundationsImportNoFeature = (files, folders, message) => ({
+  files,
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            regex: importOf(folders),
+            message,
+          },
+        ],
+      },
+    ],
+  },
+});
+
 export default tseslint.config(
   {
     ignores: [
@@ -25,6 +63,58 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-explicit-any': 'error',
+    },
+  },
+  foundationsImportNoFeature(
+    ['src/common/**/*.ts', 'src/config/**/*.ts', 'src/database/**/*.ts'],
+    FEATURES,
+    'src/common, src/config and src/database import no feature module: features depend on them, never the other way round.',
+  ),
+  foundationsImportNoFeature(
+    ['src/users/**/*.ts'],
+    FEATURES.filter((feature) => feature !== 'users'),
+    'The users module, shared by the API and svc-admin, imports no other feature: they depend on it.',
+  ),
+  {
+    // Data access goes through each feature's repository (*.repository.ts): services and the
+    // rest never hold the DataSource, a TypeORM Repository or a query builder, and no feature
+    // uses another feature's entity but as a type (its tables are reached through that
+    // feature's exported repository or service).
+    files: ['src/**/*.ts'],
+    ignores: [
+      'src/database/**',
+      'src/**/*.repository.ts',
+      'src/**/*.spec.ts',
+      'src/health/health.controller.ts',
+    ],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'typeorm',
+              importNames: ['DataSource', 'Repository', 'SelectQueryBuilder', 'QueryBuilder', 'Brackets'],
+              message:
+                'Queries belong in the feature’s repository (*.repository.ts); start transactions with Transactions.',
+            },
+            {
+              name: '@nestjs/typeorm',
+              importNames: ['InjectRepository', 'InjectDataSource'],
+              message:
+                'Queries belong in the feature’s repository (*.repository.ts); start transactions with Transactions.',
+            },
+          ],
+          patterns: [
+            {
+              regex: '^(\\.\\./)+[^./][^/]*/([^/]+/)*[^/]+\\.entity$',
+              allowTypeImports: true,
+              message:
+                'Another feature’s entity is its table: go through that feature’s exported repository or service (a type import is fine).',
+            },
+          ],
+        },
+      ],
     },
   },
   {

@@ -10,7 +10,7 @@ import { createPool, Pool, RowDataPacket } from 'mysql2/promise';
 import { createHash, createSecretKey, randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { identityKey } from '../src/account/identity-key';
+import { identityKey } from '../src/users/identity-key';
 import { BcryptPool } from '../src/account/bcrypt-pool';
 import type { AppConfig } from '../src/config/app-config';
 

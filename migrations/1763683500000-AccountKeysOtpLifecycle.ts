@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { identityKey, MAX_IDENTITY_KEY_LENGTH } from '../src/account/identity-key';
+import { identityKey, MAX_IDENTITY_KEY_LENGTH } from '../src/users/identity-key';
 
 interface ColumnSql {
   name: string;

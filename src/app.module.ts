@@ -14,8 +14,10 @@ import { LoggingModule } from './logging/logging.module';
 import { MailModule } from './mail/mail.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { SCHEMA_UPGRADED_ENTITIES } from './schema-upgraded-entities';
 import { SessionsModule } from './sessions/sessions.module';
 import { TargetsModule } from './targets/targets.module';
+import { UsersModule } from './users/users.module';
 
 @Module({})
 export class AppModule {
@@ -26,10 +28,11 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggingModule,
         CommonModule,
-        DatabaseModule,
+        DatabaseModule.forRoot({ upgradedEntities: SCHEMA_UPGRADED_ENTITIES, migrate: 'at-start' }),
         OutboxModule,
         MailModule,
         RateLimitModule,
+        UsersModule,
         AccountModule,
         AuthModule,
         ConfigurationModule,

@@ -186,15 +186,48 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
       expect(unknown.stderr).toContain("unknown command 'crown'");
     });
 
-    it('starts on the same schema upgrade as the server, though it loads no plugin module', async () => {
-      await t.dataSource.query('ALTER TABLE user_plugins DROP COLUMN sha256');
-      expect((await svcAdmin(url, ['list'])).code).toBe(0);
+    const sha256Column = async () => {
       const runner = t.dataSource.createQueryRunner();
       try {
-        expect((await runner.getTable('user_plugins'))?.findColumnByName('sha256')?.isNullable).toBe(true);
+        return (await runner.getTable('user_plugins'))?.findColumnByName('sha256');
       } finally {
         await runner.release();
       }
+    };
+
+    it('lists without migrating: a read-only command changes no schema', async () => {
+      expect((await svcAdmin(url, ['promote', alice.email])).code).toBe(0);
+      await t.dataSource.query('ALTER TABLE user_plugins DROP COLUMN sha256');
+      const [{ count }] = (await t.dataSource.query('SELECT COUNT(*) AS count FROM migrations')) as Array<{
+        count: number | string;
+      }>;
+      await t.dataSource.query(
+        'DELETE FROM migrations WHERE id = (SELECT id FROM (SELECT MAX(id) AS id FROM migrations) AS latest)',
+      );
+
+      expect(await svcAdmin(url, ['list'])).toEqual({
+        code: 0,
+        stdout: `${alice.id}\talice@example.com\talice\n`,
+        stderr: '',
+      });
+      expect(await sha256Column()).toBeUndefined();
+      const [after] = (await t.dataSource.query('SELECT COUNT(*) AS count FROM migrations')) as Array<{
+        count: number | string;
+      }>;
+      expect(Number(after.count)).toBe(Number(count) - 1);
+    });
+
+    it('a command that writes runs the migrations and the schema upgrade first, though it loads no plugin module', async () => {
+      expect(await svcAdmin(url, ['demote', 'bob@example.com'])).toEqual({
+        code: 0,
+        stdout: 'bob@example.com is not an admin\n',
+        stderr: '',
+      });
+      expect((await sha256Column())?.isNullable).toBe(true);
+      const [{ count }] = (await t.dataSource.query('SELECT COUNT(*) AS count FROM migrations')) as Array<{
+        count: number | string;
+      }>;
+      expect(Number(count)).toBe(t.dataSource.migrations.length);
     });
 
     it('exits 1 naming the variable when the configuration is bad', async () => {

@@ -1,22 +1,33 @@
-import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { MiddlewareConsumer, Module, NestModule, OnApplicationBootstrap } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { MultipartFieldsMiddleware } from '../common/multipart-fields.middleware';
+import { UsersModule } from '../users/users.module';
+import { UsersService } from '../users/users.service';
 import { AccountController } from './account.controller';
+import { AccountRepository } from './account.repository';
 import { AccountService } from './account.service';
 import { EmailConfirmation } from './email-confirmation.entity';
 import { OtpService } from './otp.service';
 import { PasswordHasher } from './password-hasher.service';
-import { User } from './user.entity';
-import { UsersService } from './users.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([User, EmailConfirmation])],
+  imports: [TypeOrmModule.forFeature([EmailConfirmation]), UsersModule],
   controllers: [AccountController],
-  providers: [AccountService, UsersService, OtpService, PasswordHasher],
-  exports: [UsersService, PasswordHasher],
+  providers: [AccountService, AccountRepository, OtpService, PasswordHasher],
+  exports: [PasswordHasher],
 })
-export class AccountModule implements NestModule {
+export class AccountModule implements NestModule, OnApplicationBootstrap {
+  constructor(private readonly users: UsersService) {}
+
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(MultipartFieldsMiddleware).forRoutes(AccountController);
+  }
+
+  /**
+   * SVC_ADMIN_EMAILS is applied when the API starts. Here, not in the users module, because
+   * svc-admin shares that module and must not write at its start (`list` writes nothing).
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.users.promoteListedAdmins();
   }
 }

@@ -1,23 +1,23 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { DataSource, EntityManager, QueryFailedError, Repository } from 'typeorm';
-import { UserLoginToken } from '../auth/user-login-token.entity';
+import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { AccountResponse, accountFail, accountSuccess } from '../common/envelopes';
 import { isMissing } from '../common/request-params';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { isDuplicateKeyError } from '../database/integrity-error';
+import { Transactions } from '../database/transactions';
 import { MailService } from '../mail/mail.service';
 import { Outbox } from '../outbox/outbox.service';
-import { EmailConfirmation } from './email-confirmation.entity';
+import { identityKey, MAX_IDENTITY_KEY_LENGTH, storedEmail } from '../users/identity-key';
+import { UsersRepository } from '../users/users.repository';
+import { UsersService } from '../users/users.service';
+import { AccountRepository } from './account.repository';
 import { activationMail, otpMail } from './mail-templates';
-import { identityKey, MAX_IDENTITY_KEY_LENGTH } from './identity-key';
 import { newOtpSecret } from './otp';
 import { OtpService } from './otp.service';
 import { fitsBcrypt, PasswordHasher } from './password-hasher.service';
-import { User } from './user.entity';
-import { UsersService } from './users.service';
 
 const CONFIRMATION_LIFETIME_MS = 60 * 60 * 1000;
 const MAX_USERNAME_LENGTH = 64;
@@ -36,9 +36,9 @@ const ACTIVATION_REQUEST = 'activation-request';
 @Injectable()
 export class AccountService implements OnModuleInit {
   constructor(
-    @InjectRepository(User) private readonly users: Repository<User>,
-    @InjectRepository(EmailConfirmation) private readonly confirmations: Repository<EmailConfirmation>,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly accounts: AccountRepository,
+    private readonly users: UsersRepository,
+    private readonly transactions: Transactions,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly usersService: UsersService,
     private readonly otps: OtpService,
@@ -79,13 +79,13 @@ export class AccountService implements OnModuleInit {
     if (!isAcceptableUsername(username) || nameKey.length > MAX_IDENTITY_KEY_LENGTH) {
       return accountFail('Choose a valid username');
     }
-    if (await this.users.existsBy({ nameKey })) return accountFail('Username already exists');
-    if (await this.users.existsBy({ emailKey })) return accountFail('Email already exists');
+    if (await this.users.nameKeyTaken(nameKey)) return accountFail('Username already exists');
+    if (await this.users.emailKeyTaken(emailKey)) return accountFail('Email already exists');
 
-    const user = this.users.create({
+    const user = {
       name: username,
       nameKey,
-      email: email.trim().toLowerCase(),
+      email: storedEmail(email),
       emailKey,
       password: await this.hasher.hash(password),
       isActive: false,
@@ -93,14 +93,14 @@ export class AccountService implements OnModuleInit {
       isAdmin: this.usersService.isListedAdmin(email),
       otpSecretKey: newOtpSecret(),
       createdAt: this.clock.now(),
-    });
+    };
     try {
       await this.users.insert(user);
     } catch (error) {
       // Two registrations raced past the checks above; the unique key indexes decided.
-      if (!(error instanceof QueryFailedError)) throw error;
-      if (await this.users.existsBy({ nameKey })) return accountFail('Username already exists');
-      if (await this.users.existsBy({ emailKey })) return accountFail('Email already exists');
+      if (!isDuplicateKeyError(error)) throw error;
+      if (await this.users.nameKeyTaken(nameKey)) return accountFail('Username already exists');
+      if (await this.users.emailKeyTaken(emailKey)) return accountFail('Email already exists');
       throw error;
     }
     return accountSuccess('User created successfully');
@@ -114,7 +114,7 @@ export class AccountService implements OnModuleInit {
     if (isMissing(email)) return accountFail('Missing email value');
     // No account has a longer address; such a request is not worth a row.
     if (email.length <= MAX_EMAIL_LENGTH) {
-      await this.outbox.enqueue(this.dataSource.manager, ACTIVATION_REQUEST, { email });
+      await this.outbox.enqueue(this.transactions.manager, ACTIVATION_REQUEST, { email });
       this.outbox.nudge();
     }
     return accountSuccess('Email send successful');
@@ -128,13 +128,12 @@ export class AccountService implements OnModuleInit {
     const { email } = payload as { email?: unknown };
     const user = typeof email === 'string' ? await this.usersService.findByEmail(email, manager) : null;
     if (!user) return;
-    const confirmation = manager.create(EmailConfirmation, {
+    const confirmation = {
       keyValue: randomUUID(),
       expirationTime: new Date(this.clock.now().getTime() + CONFIRMATION_LIFETIME_MS),
       userId: user.id,
-    });
-    await manager.delete(EmailConfirmation, { userId: user.id });
-    await manager.insert(EmailConfirmation, confirmation);
+    };
+    await this.accounts.replaceConfirmation(manager, confirmation);
     const link = `http://${this.config.serverAddr}:${this.config.frontendPort}/email-verify/${confirmation.keyValue}`;
     await this.mail.queue(manager, activationMail(user.email, user.name, link));
   }
@@ -144,17 +143,16 @@ export class AccountService implements OnModuleInit {
    * admin's address also loses a password chosen before this proof of the mailbox.
    */
   async verifyConfirmation(keyValue: string): Promise<AccountResponse> {
-    const confirmation = await this.confirmations.findOne({ where: { keyValue }, relations: { user: true } });
+    const confirmation = await this.accounts.findConfirmation(keyValue);
     if (!confirmation) return accountSuccess('Invalid Link');
     if (confirmation.expirationTime.getTime() < this.clock.now().getTime()) {
-      const email = confirmation.user?.email;
+      const email = (await this.users.findById(confirmation.userId))?.email;
       return email ? accountSuccess('Link Expired', { email }) : accountSuccess('Invalid Link');
     }
-    const consumed = await this.dataSource.transaction(async (manager) => {
-      const deleted = await manager.delete(EmailConfirmation, { id: confirmation.id });
-      if (!deleted.affected) return false;
-      await manager.update(User, { id: confirmation.userId }, { isActive: true });
-      const user = await manager.findOneBy(User, { id: confirmation.userId });
+    const consumed = await this.transactions.run(async (manager) => {
+      if (!(await this.accounts.consumeConfirmation(manager, confirmation.id))) return false;
+      await this.users.markEmailConfirmed(manager, confirmation.userId);
+      const user = await this.users.findById(confirmation.userId, manager);
       if (user) await this.usersService.dropUnprovenAdminPassword(manager, user);
       return true;
     });
@@ -165,7 +163,7 @@ export class AccountService implements OnModuleInit {
     const user = await this.usersService.findByEmailOrName(identifier);
     if (!user) return accountFail("Username / Email doesn't exist");
     // The OTP and its mail commit together; past the issue bounds neither is written.
-    await this.dataSource.transaction(async (manager) => {
+    await this.transactions.run(async (manager) => {
       const { otp } = await this.otps.issue(manager, user.id);
       await this.mail.queue(manager, otpMail(user.email, user.name, otp));
     });
@@ -196,10 +194,10 @@ export class AccountService implements OnModuleInit {
     const hash = await this.hasher.hash(password);
     // The OTP is consumed by the same conditional write that stores the password, so one
     // code changes it once however many requests carry it; every old session ends.
-    const changed = await this.dataSource.transaction(async (manager) => {
+    const changed = await this.transactions.run(async (manager) => {
       if (!(await this.otps.consume(manager, user.id, checked, { password: hash, passwordSetViaOtp: true })))
         return false;
-      await manager.delete(UserLoginToken, { userId: user.id });
+      await this.users.revokeAllTokens(manager, user.id);
       return true;
     });
     return changed ? accountSuccess('Password Change Successful') : accountFail('Invalid OTP');

@@ -1,5 +1,4 @@
-import { Column, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
-import { User } from './user.entity';
+import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
 @Entity('email_confirmation')
 export class EmailConfirmation {
@@ -13,10 +12,7 @@ export class EmailConfirmation {
   @Column({ name: 'expiration_time', type: 'datetime', precision: 3 })
   expirationTime!: Date;
 
+  /** A user's id; the migrations' foreign key deletes the record with its user. */
   @Column({ name: 'user_id', type: 'int' })
   userId!: number;
-
-  @ManyToOne(() => User, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'user_id' })
-  user?: User;
 }

@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, QueryDeepPartialEntity, Repository } from 'typeorm';
+import type { EntityManager, QueryDeepPartialEntity } from 'typeorm';
 import { tooManyRequests } from '../common/api-error';
 import { Clock } from '../common/clock';
-import { persistedValue } from '../database/persisted-value';
+import type { User } from '../users/user.entity';
+import { UsersRepository } from '../users/users.repository';
 import { isValidOtp, newOtpSecret, otpFor } from './otp';
-import { User } from './user.entity';
 
 /** An OTP is accepted for this long after it was issued, as its mail says. */
 export const OTP_LIFETIME_MS = 300_000;
@@ -31,48 +30,28 @@ export interface CheckedOtp {
 @Injectable()
 export class OtpService {
   constructor(
-    @InjectRepository(User) private readonly users: Repository<User>,
+    private readonly users: UsersRepository,
     private readonly clock: Clock,
   ) {}
 
   /** A fresh secret per issue, so each OTP is a new random code and the previous one dies. */
   async issue(manager: EntityManager, userId: number): Promise<{ otp: string }> {
     const now = this.clock.now();
-    const hourOpen = '(otp_hour_start IS NULL OR otp_hour_start <= :hourAgo)';
-    const dayOpen = '(otp_day_start IS NULL OR otp_day_start <= :dayAgo)';
     const secret = newOtpSecret();
-    const issued = await manager
-      .createQueryBuilder()
-      .update(User)
-      .set({
-        // MySQL applies assignments in order and lets later ones see earlier results, so each
-        // count is assigned before the window start that its condition reads.
-        otpHourCount: () => `CASE WHEN ${hourOpen} THEN 1 ELSE otp_hour_count + 1 END`,
-        otpHourStart: () => `CASE WHEN ${hourOpen} THEN :now ELSE otp_hour_start END`,
-        otpDayCount: () => `CASE WHEN ${dayOpen} THEN 1 ELSE otp_day_count + 1 END`,
-        otpDayStart: () => `CASE WHEN ${dayOpen} THEN :now ELSE otp_day_start END`,
-        otpSecretKey: secret,
-        otpIssuedAt: now,
-        otpFailedAttempts: 0,
-      })
-      .where(
-        `id = :id AND (${hourOpen} OR otp_hour_count < :perHour) AND (${dayOpen} OR otp_day_count < :perDay)`,
-      )
-      .setParameters({
-        id: userId,
-        now: this.dbDate(now),
-        hourAgo: this.dbDate(new Date(now.getTime() - HOUR_MS)),
-        dayAgo: this.dbDate(new Date(now.getTime() - DAY_MS)),
-        ...OTP_ISSUE_LIMITS,
-      })
-      .execute();
-    if (!issued.affected) throw tooManyRequests(await this.untilIssuable(manager, userId, now));
+    const issued = await this.users.issueOtp(manager, userId, {
+      secret,
+      now,
+      hourAgo: new Date(now.getTime() - HOUR_MS),
+      dayAgo: new Date(now.getTime() - DAY_MS),
+      ...OTP_ISSUE_LIMITS,
+    });
+    if (!issued) throw tooManyRequests(await this.untilIssuable(manager, userId, now));
     return { otp: await otpFor(secret, now) };
   }
 
   /** When the windows that refused an issue have ended, for Retry-After. */
   private async untilIssuable(manager: EntityManager, userId: number, now: Date): Promise<number> {
-    const user = await manager.findOneBy(User, { id: userId });
+    const user = await this.users.findById(userId, manager);
     const ends = [now.getTime()];
     if (user?.otpHourStart && user.otpHourCount >= OTP_ISSUE_LIMITS.perHour)
       ends.push(user.otpHourStart.getTime() + HOUR_MS);
@@ -86,37 +65,13 @@ export class OtpService {
    * cannot exceed the budget; a right code hands its claim back, so only failures count.
    */
   async check(userId: number, otp: string): Promise<CheckedOtp | null> {
-    const now = this.clock.now();
-    const claimed = await this.users
-      .createQueryBuilder()
-      .update(User)
-      .set({ otpFailedAttempts: () => 'otp_failed_attempts + 1' })
-      .where(
-        'id = :id AND otp_issued_at IS NOT NULL AND otp_issued_at > :bornAfter AND otp_failed_attempts < :max',
-        {
-          id: userId,
-          bornAfter: this.dbDate(new Date(now.getTime() - OTP_LIFETIME_MS)),
-          max: MAX_OTP_FAILURES,
-        },
-      )
-      .execute();
-    if (!claimed.affected) return null;
-    const user = await this.users.findOne({
-      where: { id: userId },
-      select: { id: true, otpSecretKey: true, otpIssuedAt: true },
-    });
+    const bornAfter = new Date(this.clock.now().getTime() - OTP_LIFETIME_MS);
+    if (!(await this.users.claimOtpAttempt(userId, bornAfter, MAX_OTP_FAILURES))) return null;
+    const user = await this.users.otpState(userId);
     // The code of the step the OTP was issued in: its life is the 300 s from issue, not the
     // rest of a clock-aligned step.
     if (!user?.otpIssuedAt || !(await isValidOtp(user.otpSecretKey, otp, user.otpIssuedAt))) return null;
-    await this.users
-      .createQueryBuilder()
-      .update(User)
-      .set({ otpFailedAttempts: () => 'otp_failed_attempts - 1' })
-      .where('id = :id AND otp_secret_key = :secret AND otp_failed_attempts > 0', {
-        id: userId,
-        secret: user.otpSecretKey,
-      })
-      .execute();
+    await this.users.returnOtpAttempt(userId, user.otpSecretKey);
     return { secret: user.otpSecretKey };
   }
 
@@ -124,25 +79,15 @@ export class OtpService {
    * Uses up the checked OTP in the same conditional write that applies `changes`: of many
    * requests carrying one code, exactly one gets here first; the rest change nothing.
    */
-  async consume(
+  consume(
     manager: EntityManager,
     userId: number,
     checked: CheckedOtp,
     changes: QueryDeepPartialEntity<User>,
   ): Promise<boolean> {
-    const result = await manager
-      .createQueryBuilder()
-      .update(User)
-      .set({ ...changes, otpSecretKey: newOtpSecret(), otpIssuedAt: null, otpFailedAttempts: 0 })
-      .where('id = :id AND otp_secret_key = :secret AND otp_issued_at IS NOT NULL', {
-        id: userId,
-        secret: checked.secret,
-      })
-      .execute();
-    return Boolean(result.affected);
-  }
-
-  private dbDate(date: Date): unknown {
-    return persistedValue(this.users, 'otpIssuedAt', date);
+    return this.users.consumeOtp(manager, userId, checked.secret, {
+      ...changes,
+      otpSecretKey: newOtpSecret(),
+    });
   }
 }

@@ -1,11 +1,10 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { User } from '../account/user.entity';
-import { UserLoginToken } from '../auth/user-login-token.entity';
 import { CommonModule } from '../common/common.module';
 import type { AppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
+import { SCHEMA_UPGRADED_ENTITIES } from '../schema-upgraded-entities';
+import { UsersModule } from '../users/users.module';
 import {
   ActivateCommand,
   DeactivateCommand,
@@ -13,9 +12,11 @@ import {
   ListCommand,
   PromoteCommand,
 } from './admin.commands';
-import { AdminUsersService } from './admin-users.service';
 
-/** The `svc-admin` commands on the app's own config and database modules, without the HTTP side. */
+/**
+ * The `svc-admin` commands on the app's own config, database and users modules, without the
+ * HTTP side. The database is migrated on demand: by the commands that write, never by `list`.
+ */
 @Module({})
 export class AdminCliModule {
   static forRoot(config: AppConfig): DynamicModule {
@@ -24,17 +25,10 @@ export class AdminCliModule {
       imports: [
         ConfigModule.forRoot(config),
         CommonModule,
-        DatabaseModule,
-        TypeOrmModule.forFeature([User, UserLoginToken]),
+        DatabaseModule.forRoot({ upgradedEntities: SCHEMA_UPGRADED_ENTITIES, migrate: 'on-demand' }),
+        UsersModule,
       ],
-      providers: [
-        AdminUsersService,
-        PromoteCommand,
-        DemoteCommand,
-        DeactivateCommand,
-        ActivateCommand,
-        ListCommand,
-      ],
+      providers: [PromoteCommand, DemoteCommand, DeactivateCommand, ActivateCommand, ListCommand],
     };
   }
 }

@@ -1,12 +1,17 @@
 import { Command, CommandRunner } from 'nest-commander';
-import { AdminUsersService, UnknownEmailError } from './admin-users.service';
+import { SchemaMigrator } from '../database/schema-migrator';
+import { UnknownEmailError, UsersService } from '../users/users.service';
 
 /** Output goes straight to the streams: stdout for results, stderr for warnings and errors. */
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`${line}\n`);
 
-/** An unknown email is the one expected failure: it says so and exits with status 1. */
-async function reportingUnknownEmail(action: () => Promise<void>): Promise<void> {
+/**
+ * For the commands that write: the schema is brought up to date first, as the API does at
+ * its start. An unknown email is the one expected failure: it says so and exits with status 1.
+ */
+async function writingAs(schema: SchemaMigrator, action: () => Promise<void>): Promise<void> {
+  await schema.bringUpToDate();
   try {
     await action();
   } catch (error) {
@@ -18,12 +23,15 @@ async function reportingUnknownEmail(action: () => Promise<void>): Promise<void>
 
 @Command({ name: 'promote', arguments: '<email>', description: 'Make the user with this email an admin' })
 export class PromoteCommand extends CommandRunner {
-  constructor(private readonly admins: AdminUsersService) {
+  constructor(
+    private readonly admins: UsersService,
+    private readonly schema: SchemaMigrator,
+  ) {
     super();
   }
 
   run([email]: string[]): Promise<void> {
-    return reportingUnknownEmail(async () => {
+    return writingAs(this.schema, async () => {
       const change = await this.admins.promote(email);
       out(change === 'changed' ? `Promoted ${email.trim()} to admin` : `${email.trim()} is already an admin`);
     });
@@ -36,15 +44,18 @@ export class PromoteCommand extends CommandRunner {
   description: 'Take admin rights from the user with this email',
 })
 export class DemoteCommand extends CommandRunner {
-  constructor(private readonly admins: AdminUsersService) {
+  constructor(
+    private readonly admins: UsersService,
+    private readonly schema: SchemaMigrator,
+  ) {
     super();
   }
 
   run([email]: string[]): Promise<void> {
-    return reportingUnknownEmail(async () => {
+    return writingAs(this.schema, async () => {
       const change = await this.admins.demote(email);
       out(change === 'changed' ? `Demoted ${email.trim()}` : `${email.trim()} is not an admin`);
-      if (this.admins.isSeeded(email)) {
+      if (this.admins.isListedAdmin(email)) {
         err(
           `Warning: ${email.trim()} is listed in SVC_ADMIN_EMAILS: a server started with that list still treats it ` +
             'as an admin, and the next start promotes it again. Remove it from SVC_ADMIN_EMAILS to keep it demoted.',
@@ -60,12 +71,15 @@ export class DemoteCommand extends CommandRunner {
   description: 'Take the account out of service: login refused, every token revoked',
 })
 export class DeactivateCommand extends CommandRunner {
-  constructor(private readonly admins: AdminUsersService) {
+  constructor(
+    private readonly admins: UsersService,
+    private readonly schema: SchemaMigrator,
+  ) {
     super();
   }
 
   run([email]: string[]): Promise<void> {
-    return reportingUnknownEmail(async () => {
+    return writingAs(this.schema, async () => {
       const change = await this.admins.deactivate(email);
       out(change === 'changed' ? `Deactivated ${email.trim()}` : `${email.trim()} is already deactivated`);
     });
@@ -74,12 +88,15 @@ export class DeactivateCommand extends CommandRunner {
 
 @Command({ name: 'activate', arguments: '<email>', description: 'Put a deactivated account back in service' })
 export class ActivateCommand extends CommandRunner {
-  constructor(private readonly admins: AdminUsersService) {
+  constructor(
+    private readonly admins: UsersService,
+    private readonly schema: SchemaMigrator,
+  ) {
     super();
   }
 
   run([email]: string[]): Promise<void> {
-    return reportingUnknownEmail(async () => {
+    return writingAs(this.schema, async () => {
       const { change, emailConfirmed } = await this.admins.activate(email);
       out(change === 'changed' ? `Activated ${email.trim()}` : `${email.trim()} is not deactivated`);
       if (!emailConfirmed) {
@@ -91,12 +108,13 @@ export class ActivateCommand extends CommandRunner {
 
 @Command({ name: 'list', description: 'List the admins, one per line: id, email and name, tab-separated' })
 export class ListCommand extends CommandRunner {
-  constructor(private readonly admins: AdminUsersService) {
+  constructor(private readonly admins: UsersService) {
     super();
   }
 
+  /** Read-only, so it migrates nothing: it reads only columns every schema version has. */
   async run(): Promise<void> {
-    const admins = await this.admins.list();
+    const admins = await this.admins.listAdmins();
     for (const admin of admins) out(`${admin.id}\t${admin.email}\t${admin.name}`);
     if (admins.length === 0) err('No admins');
   }

@@ -2,24 +2,18 @@ import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
 import { PassportModule } from '@nestjs/passport';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountModule } from '../account/account.module';
 import { MultipartFieldsMiddleware } from '../common/multipart-fields.middleware';
+import { UsersModule } from '../users/users.module';
 import { AdminGuard } from './admin.guard';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
 import { JwtAuthGuard } from './jwt-auth.guard';
 import { JwtStrategy } from './jwt.strategy';
 import { TokenService } from './token.service';
-import { UserLoginToken } from './user-login-token.entity';
 
 @Module({
-  imports: [
-    AccountModule,
-    PassportModule,
-    JwtModule.register({}),
-    TypeOrmModule.forFeature([UserLoginToken]),
-  ],
+  imports: [AccountModule, UsersModule, PassportModule, JwtModule.register({})],
   controllers: [AuthController],
   providers: [
     AuthService,

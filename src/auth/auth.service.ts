@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PasswordHasher } from '../account/password-hasher.service';
-import { UsersService } from '../account/users.service';
+import { UsersService } from '../users/users.service';
 import { AccountResponse, accountFail, accountSuccess } from '../common/envelopes';
 import { isMissing } from '../common/request-params';
 import { TokenService } from './token.service';

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import { Strategy } from 'passport-jwt';
-import { UsersService } from '../account/users.service';
+import { UsersService } from '../users/users.service';
 import { AuthUser } from '../common/decorators';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';

@@ -1,15 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
-import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { LessThan, Repository } from 'typeorm';
-import { User } from '../account/user.entity';
 import { Clock } from '../common/clock';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { hashToken } from './bearer-token';
+import type { User } from '../users/user.entity';
+import { TokenOwner, UsersRepository } from '../users/users.repository';
 import { jwtKey } from './jwt-key';
-import { UserLoginToken } from './user-login-token.entity';
+
+export type { TokenOwner } from '../users/users.repository';
 
 export interface JwtPayload {
   user_id: number;
@@ -19,24 +19,13 @@ export interface JwtPayload {
   jti: string;
 }
 
-/** What the guard needs of a token's record and its user, read in one indexed query. */
-export interface TokenOwner {
-  userId: number;
-  name: string;
-  email: string;
-  /** Confirmed and not deactivated: the only owner whose tokens are honoured. */
-  isActive: boolean;
-  isAdmin: boolean;
-}
-
 @Injectable()
 export class TokenService {
-  private ownerSql?: string;
   private readonly signingKey: Buffer;
 
   constructor(
     private readonly jwt: JwtService,
-    @InjectRepository(UserLoginToken) private readonly tokens: Repository<UserLoginToken>,
+    private readonly users: UsersRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly clock: Clock,
   ) {
@@ -58,8 +47,7 @@ export class TokenService {
       secret: this.signingKey,
       algorithm: this.config.jwt.algorithm,
     });
-    await this.tokens.delete({ userId: user.id, expiresAt: LessThan(now) });
-    await this.tokens.insert({
+    await this.users.recordToken({
       userId: user.id,
       tokenHash: hashToken(token),
       expiresAt: new Date(payload.exp * 1000),
@@ -68,42 +56,16 @@ export class TokenService {
     return token;
   }
 
-  /** One indexed lookup: the unique token_hash, then the user by primary key. */
+  /** The guard's query, for the tests that read its plan. */
   ownerQuery(tokenHash: string) {
-    return this.tokens
-      .createQueryBuilder('token')
-      .innerJoin('token.user', 'user')
-      .select('token.user_id', 'userId')
-      .addSelect('user.name', 'name')
-      .addSelect('user.email', 'email')
-      .addSelect('user.is_active', 'isActive')
-      .addSelect('user.deactivated_at', 'deactivatedAt')
-      .addSelect('user.is_admin', 'isAdmin')
-      .where('token.token_hash = :tokenHash', { tokenHash });
+    return this.users.ownerQuery(tokenHash);
   }
 
-  /** Every authenticated request runs this: its SQL is built once, not per request. */
-  async findOwner(tokenHash: string): Promise<TokenOwner | null> {
-    this.ownerSql ??= this.ownerQuery('').getQueryAndParameters()[0];
-    const [row] = (await this.tokens.query(this.ownerSql, [tokenHash])) as Array<{
-      userId: number;
-      name: string;
-      email: string;
-      isActive: unknown;
-      deactivatedAt: unknown;
-      isAdmin: unknown;
-    }>;
-    if (!row) return null;
-    return {
-      userId: Number(row.userId),
-      name: row.name,
-      email: row.email,
-      isActive: Boolean(Number(row.isActive)) && row.deactivatedAt === null,
-      isAdmin: Boolean(Number(row.isAdmin)),
-    };
+  findOwner(tokenHash: string): Promise<TokenOwner | null> {
+    return this.users.findOwner(tokenHash);
   }
 
   async revoke(tokenHash: string): Promise<void> {
-    await this.tokens.delete({ tokenHash });
+    await this.users.revokeToken(tokenHash);
   }
 }

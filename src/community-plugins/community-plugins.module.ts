@@ -5,16 +5,19 @@ import { PluginCatalogueService } from './plugin-catalogue.service';
 import { PluginReviewService } from './plugin-review.service';
 import { PluginStorage } from './plugin-storage';
 import { PluginUploadService } from './plugin-upload.service';
+import { PluginsRepository } from './plugins.repository';
 import { UserPlugin } from './user-plugin.entity';
 import { ValidatorPool } from './validator';
+import { UsersModule } from '../users/users.module';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([UserPlugin])],
+  imports: [TypeOrmModule.forFeature([UserPlugin]), UsersModule],
   controllers: [CommunityPluginsController],
   providers: [
     PluginCatalogueService,
     PluginReviewService,
     PluginUploadService,
+    PluginsRepository,
     PluginStorage,
     // A factory: the pool takes options (for tests), not injected dependencies. Nest still
     // calls its onApplicationShutdown, which closes the threads after the HTTP server.

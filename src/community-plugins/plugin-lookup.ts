@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
-import type { Repository } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { PLUGIN_NOT_FOUND } from './plugin-constants';
+import type { PluginsRepository } from './plugins.repository';
 import type { UserPlugin } from './user-plugin.entity';
 
 const MAX_ID = 2_147_483_647;
@@ -15,9 +15,9 @@ export function parsePluginId(raw: string): number | null {
 
 export const pluginNotFound = () => new ApiError(HttpStatus.NOT_FOUND, PLUGIN_NOT_FOUND);
 
-export async function findPluginOr404(plugins: Repository<UserPlugin>, rawId: string): Promise<UserPlugin> {
+export async function findPluginOr404(plugins: PluginsRepository, rawId: string): Promise<UserPlugin> {
   const id = parsePluginId(rawId);
-  const plugin = id === null ? null : await plugins.findOneBy({ id });
+  const plugin = id === null ? null : await plugins.findById(id);
   if (!plugin) throw pluginNotFound();
   return plugin;
 }

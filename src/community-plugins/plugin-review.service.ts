@@ -1,13 +1,12 @@
 import { HttpStatus, Injectable, Logger } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { In, Repository } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import type { AuthUser } from '../common/decorators';
 import { Clock } from '../common/clock';
 import { PluginStatus, REJECTION_REASON_MAX_LENGTH } from './plugin-constants';
 import { findPluginOr404, pluginNotFound } from './plugin-lookup';
 import { PluginStorage, sha256Hex } from './plugin-storage';
-import { UserPlugin } from './user-plugin.entity';
+import { PluginsRepository } from './plugins.repository';
+import type { UserPlugin } from './user-plugin.entity';
 import { CONTROL_IN_TEXT } from './plugin-metadata';
 
 export interface PluginSource {
@@ -39,7 +38,7 @@ export class PluginReviewService {
   private readonly logger = new Logger('PluginReview');
 
   constructor(
-    @InjectRepository(UserPlugin) private readonly plugins: Repository<UserPlugin>,
+    private readonly plugins: PluginsRepository,
     private readonly storage: PluginStorage,
     private readonly clock: Clock,
   ) {}
@@ -88,8 +87,7 @@ export class PluginReviewService {
   /** The row goes first: a file left behind by a failed unlink is harmless, a row without its file is not. */
   async remove(rawId: string): Promise<null> {
     const plugin = await findPluginOr404(this.plugins, rawId);
-    const deleted = await this.plugins.delete({ id: plugin.id });
-    if (!deleted.affected) throw pluginNotFound();
+    if (!(await this.plugins.delete(plugin.id))) throw pluginNotFound();
     await this.storage.remove(plugin.filePath);
     this.logger.log(`Plugin ${plugin.id} (${plugin.name}) deleted`);
     return null;
@@ -132,13 +130,13 @@ export class PluginReviewService {
   ): Promise<UserPlugin> {
     const plugin = await findPluginOr404(this.plugins, rawId);
     const values = change();
-    const updated = await this.plugins.update({ id: plugin.id, status: In(from) }, values);
-    if (!updated.affected) {
-      const current = await this.plugins.findOneBy({ id: plugin.id });
+    if (!(await this.plugins.updateIfStatusIn(plugin.id, from, values))) {
+      const current = await this.plugins.findById(plugin.id);
       if (!current) throw pluginNotFound();
       throw new ApiError(HttpStatus.CONFLICT, `Plugin is already ${current.status}`);
     }
-    const reviewed = await this.plugins.findOneByOrFail({ id: plugin.id });
+    const reviewed = await this.plugins.findById(plugin.id);
+    if (!reviewed) throw pluginNotFound();
     this.logger.log(
       `Plugin ${plugin.id} (${plugin.name}) ${reviewed.status} by user ${String(values.reviewedByUserId)}`,
     );

@@ -1,17 +1,20 @@
 import { HttpStatus, Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { DataSource, EntityManager, QueryFailedError, Repository } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isDatabaseUnavailable } from '../common/database-unavailable';
 import type { AuthUser } from '../common/decorators';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { isDuplicateKeyError } from '../database/integrity-error';
+import { Transactions } from '../database/transactions';
+import { UsersRepository } from '../users/users.repository';
 import { PLUGIN_FILE_PART } from './plugin-constants';
 import { validateMetadata } from './plugin-metadata';
 import { PluginStorage, sha256Hex } from './plugin-storage';
 import { INVALID_METADATA } from './plugin-upload.interceptor';
-import { UserPlugin } from './user-plugin.entity';
+import { PluginsRepository } from './plugins.repository';
+import type { UserPlugin } from './user-plugin.entity';
 import { ValidatorBusyError, ValidatorPool } from './validator';
 
 /** The parsed upload as the multipart interceptor leaves it on the request. */
@@ -30,8 +33,9 @@ export class PluginUploadService {
   private readonly logger = new Logger('PluginUpload');
 
   constructor(
-    @InjectRepository(UserPlugin) private readonly plugins: Repository<UserPlugin>,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly plugins: PluginsRepository,
+    private readonly users: UsersRepository,
+    private readonly transactions: Transactions,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly storage: PluginStorage,
     private readonly clock: Clock,
@@ -47,7 +51,7 @@ export class PluginUploadService {
     const checked = validateMetadata(fields ?? {});
     if (!checked.ok) throw new ApiError(HttpStatus.BAD_REQUEST, INVALID_METADATA, checked.errors);
     const metadata = checked.metadata;
-    if (await this.nameTaken(metadata.name)) throw nameExists();
+    if (await this.plugins.nameTaken(metadata.name)) throw nameExists();
     const verdict = await this.validator
       .validate(file.buffer, String(uploader.id))
       .catch((error: unknown) => {
@@ -77,10 +81,12 @@ export class PluginUploadService {
       updatedAt: now,
     });
     try {
-      await this.dataSource.transaction(async (manager) => {
-        await this.lockUploader(manager, uploader.id);
+      await this.transactions.run(async (manager) => {
+        // Uploads of one user count and insert one after another, so the cap holds for
+        // uploads sent at once, in every process.
+        await this.users.lockUser(manager, uploader.id);
         await this.checkPendingCap(uploader.id, manager);
-        await manager.insert(UserPlugin, plugin);
+        await this.plugins.insert(manager, plugin);
       });
     } catch (error) {
       if (isDatabaseUnavailable(error)) {
@@ -93,14 +99,14 @@ export class PluginUploadService {
       await this.storage.discard(staged);
       if (error instanceof ApiError) throw error;
       // Two uploads of one name raced past the check above; the unique index decided.
-      if (error instanceof QueryFailedError && (await this.nameTaken(metadata.name))) throw nameExists();
+      if (isDuplicateKeyError(error) && (await this.plugins.nameTaken(metadata.name))) throw nameExists();
       throw error;
     }
     try {
       await this.storage.commit(staged);
     } catch (error) {
       // Without its file the row would be a plugin nobody can review: take it back.
-      await this.plugins.delete({ id: plugin.id });
+      await this.plugins.delete(plugin.id);
       await this.storage.discard(staged);
       throw error;
     }
@@ -109,28 +115,11 @@ export class PluginUploadService {
   }
 
   /** 409 once the uploader has as many plugins waiting for review as PLUGIN_MAX_PENDING_PER_USER allows. */
-  async checkPendingCap(userId: number, manager: EntityManager = this.plugins.manager): Promise<void> {
-    const pending = await manager.countBy(UserPlugin, { userId, status: 'pending' });
+  async checkPendingCap(userId: number, manager?: EntityManager): Promise<void> {
+    const pending = await this.plugins.countPending(userId, manager);
     if (pending >= this.config.pluginMaxPendingPerUser) {
       throw new ApiError(HttpStatus.CONFLICT, TOO_MANY_PENDING);
     }
-  }
-
-  /**
-   * A no-op write on the uploader's row: a row lock on MySQL, the write lock on SQLite. Uploads
-   * of one user then count and insert one after another, so the cap holds for uploads sent at
-   * once, in every process.
-   */
-  private async lockUploader(manager: EntityManager, userId: number): Promise<void> {
-    await manager.query('UPDATE users SET id = id WHERE id = ?', [userId]);
-  }
-
-  /** Names compare without case on every database, as the unique index does. */
-  private async nameTaken(name: string): Promise<boolean> {
-    return this.plugins
-      .createQueryBuilder('plugin')
-      .where('LOWER(plugin.name) = LOWER(:name)', { name })
-      .getExists();
   }
 }
 

@@ -3,12 +3,13 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { MultipartFieldsMiddleware } from '../common/multipart-fields.middleware';
 import { ConfigurationItem } from './configuration-item.entity';
 import { ConfigurationController } from './configuration.controller';
+import { ConfigurationRepository } from './configuration.repository';
 import { ConfigurationService } from './configuration.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([ConfigurationItem])],
   controllers: [ConfigurationController],
-  providers: [ConfigurationService],
+  providers: [ConfigurationService, ConfigurationRepository],
   exports: [ConfigurationService],
 })
 export class ConfigurationModule implements NestModule {

@@ -1,9 +1,9 @@
 import { HttpStatus, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
 import { ApiError } from '../common/api-error';
+import { Transactions } from '../database/transactions';
 import { configurationDefaults, DefaultItem } from './configuration-defaults';
-import { ConfigurationItem } from './configuration-item.entity';
+import type { ConfigurationItem } from './configuration-item.entity';
+import { ConfigurationRepository } from './configuration.repository';
 import {
   ConfigurationFilter,
   ConfigurationItemView,
@@ -19,8 +19,8 @@ export class ConfigurationService implements OnApplicationBootstrap {
   private readonly logger = new Logger('Configuration');
 
   constructor(
-    @InjectRepository(ConfigurationItem) private readonly items: Repository<ConfigurationItem>,
-    private readonly dataSource: DataSource,
+    private readonly items: ConfigurationRepository,
+    private readonly transactions: Transactions,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -33,23 +33,16 @@ export class ConfigurationService implements OnApplicationBootstrap {
    * value someone changed survives every restart. Returns how many were added.
    */
   async seed(defaults: DefaultItem[] = configurationDefaults()): Promise<number> {
-    const existing = new Set((await this.items.find({ select: { key: true } })).map((item) => item.key));
+    const existing = await this.items.keys();
     const missing = defaults.filter((item) => !existing.has(item.key));
     if (missing.length === 0) return 0;
-    // Replicas that boot together may race here; the unique key makes the loser skip the row.
-    await this.items
-      .createQueryBuilder()
-      .insert()
-      .into(ConfigurationItem)
-      .values(missing.map((item) => ({ ...item, dirty: false })))
-      .orIgnore()
-      .execute();
+    await this.items.insertMissing(missing.map((item) => ({ ...item, dirty: false })));
     return missing.length;
   }
 
   async list(filter: ConfigurationFilter): Promise<Record<string, ConfigurationItemView[]>> {
     // A few dozen rows: filtering here compares exactly on every database.
-    return groupBySection((await this.items.find()).map(toView), filter);
+    return groupBySection((await this.items.all()).map(toView), filter);
   }
 
   /**
@@ -60,8 +53,8 @@ export class ConfigurationService implements OnApplicationBootstrap {
     if (changes.length === 0 && notText.length === 0) {
       throw new ApiError(HttpStatus.BAD_REQUEST, INCORRECT_PARAMETERS);
     }
-    await this.dataSource.transaction(async (manager) => {
-      const known = new Map((await manager.find(ConfigurationItem)).map((item) => [item.key, item]));
+    await this.transactions.run(async (manager) => {
+      const known = new Map((await this.items.all(manager)).map((item) => [item.key, item]));
       const requestedKeys = [...changes.map(([key]) => key), ...notText];
       if (requestedKeys.some((key) => !known.has(key))) {
         throw new ApiError(HttpStatus.UNPROCESSABLE_ENTITY, 'Invalid configuration item specified');
@@ -76,7 +69,7 @@ export class ConfigurationService implements OnApplicationBootstrap {
         throw new ApiError(HttpStatus.BAD_REQUEST, INCORRECT_PARAMETERS, problems);
       }
       for (const [key, value] of changes) {
-        await manager.update(ConfigurationItem, { id: known.get(key)!.id }, { value, dirty: true });
+        await this.items.setValue(manager, known.get(key)!.id, value);
       }
     });
   }

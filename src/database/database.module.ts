@@ -1,35 +1,60 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { dataSourceOptions } from './data-source-options';
-import { migrate } from './migrate';
-import { upgradeSchema } from './schema-upgrade';
+import { SchemaMigrator, SCHEMA_UPGRADED_ENTITIES } from './schema-migrator';
+import type { UpgradedEntity } from './schema-upgrade';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
+import { Transactions } from './transactions';
 
-@Module({
-  imports: [
-    TypeOrmModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({
-        ...dataSourceOptions(config.database),
-        autoLoadEntities: true,
-        retryAttempts: 0,
-      }),
-      dataSourceFactory: async (options) => {
-        const dataSource = await new DataSource(options!).initialize();
-        if (dataSource.options.type === 'better-sqlite3') SqliteTransactionGate.install(dataSource);
-        try {
-          await migrate(dataSource);
-          await upgradeSchema(dataSource);
-        } catch (error) {
-          await dataSource.destroy();
-          throw error;
-        }
-        return dataSource;
-      },
-    }),
-  ],
-})
-export class DatabaseModule {}
+export interface DatabaseModuleOptions {
+  /** The entities whose older tables are brought up to date (see schema-upgrade.ts). */
+  upgradedEntities: readonly UpgradedEntity[];
+  /**
+   * `at-start`: the API migrates before it serves. `on-demand`: nothing is migrated until
+   * SchemaMigrator.bringUpToDate() is called, so svc-admin's read-only commands write nothing.
+   */
+  migrate: 'at-start' | 'on-demand';
+}
+
+/** The data source, the transactions every feature's repository joins, and the schema's upkeep. Global. */
+@Module({})
+export class DatabaseModule {
+  static forRoot(options: DatabaseModuleOptions): DynamicModule {
+    return {
+      module: DatabaseModule,
+      global: true,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          inject: [APP_CONFIG],
+          useFactory: (config: AppConfig) => ({
+            ...dataSourceOptions(config.database),
+            autoLoadEntities: true,
+            retryAttempts: 0,
+          }),
+          dataSourceFactory: async (dataSourceOptions) => {
+            const dataSource = await new DataSource(dataSourceOptions!).initialize();
+            if (dataSource.options.type === 'better-sqlite3') SqliteTransactionGate.install(dataSource);
+            if (options.migrate === 'at-start') {
+              try {
+                await new SchemaMigrator(dataSource, options.upgradedEntities).bringUpToDate();
+              } catch (error) {
+                await dataSource.destroy();
+                throw error;
+              }
+            }
+            return dataSource;
+          },
+        }),
+      ],
+      providers: [
+        Transactions,
+        SchemaMigrator,
+        { provide: SCHEMA_UPGRADED_ENTITIES, useValue: options.upgradedEntities },
+      ],
+      exports: [Transactions, SchemaMigrator],
+    };
+  }
+}

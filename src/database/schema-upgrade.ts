@@ -1,41 +1,35 @@
 import { Logger } from '@nestjs/common';
-import { DataSource, EntityMetadata, QueryRunner, TableColumn } from 'typeorm';
+import { DataSource, EntityMetadata, EntityTarget, ObjectLiteral, QueryRunner, TableColumn } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { ConnectionMetadataBuilder } from 'typeorm/connection/ConnectionMetadataBuilder';
 import { TableUtils } from 'typeorm/schema-builder/util/TableUtils';
-import { User } from '../account/user.entity';
-import { UserPlugin } from '../community-plugins/user-plugin.entity';
+import { NamedLock, withNamedLock } from './named-lock';
 
-/** The tables whose older shapes exist in the field and are brought up to date at every start. */
-const UPGRADED_ENTITIES = [User, UserPlugin];
+const UPGRADE_LOCK: NamedLock = { name: 'svc_api_schema_upgrade', guards: 'schema upgrade' };
 
-const UPGRADE_LOCK = 'svc_api_schema_upgrade';
-const LOCK_WAIT_SECONDS = 120;
+/** An entity class, as the metadata builder takes it. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+export type UpgradedEntity = EntityTarget<ObjectLiteral> & Function;
 
 /**
  * Runs at every start, after the migrations: each column that an upgraded entity expects and
  * its table lacks is added with the entity's default, so an install whose tables are older
  * than the code catches up without touching its rows. Nothing else is changed (types,
- * indexes and extra columns stay as they are), which makes a second run a no-op.
+ * indexes and extra columns stay as they are), which makes a second run a no-op. Which
+ * entities are upgraded is the composition root's choice (src/schema-upgraded-entities.ts):
+ * this folder knows no feature.
  */
-export async function upgradeSchema(dataSource: DataSource): Promise<void> {
+export async function upgradeSchema(
+  dataSource: DataSource,
+  entities: readonly UpgradedEntity[],
+): Promise<void> {
   const logger = new Logger('SchemaUpgrade');
-  const queryRunner = dataSource.createQueryRunner();
-  try {
-    // Replicas that start together take turns, so no column is added twice.
-    if (dataSource.options.type === 'mysql') await acquireLock(queryRunner);
-    try {
-      for (const entity of UPGRADED_ENTITIES) {
-        await addMissingColumns(queryRunner, await metadataOf(dataSource, entity), logger);
-      }
-    } finally {
-      if (dataSource.options.type === 'mysql') {
-        await queryRunner.query('SELECT RELEASE_LOCK(?)', [UPGRADE_LOCK]).catch(() => undefined);
-      }
+  // Replicas that start together take turns, so no column is added twice.
+  await withNamedLock(dataSource, UPGRADE_LOCK, async (queryRunner) => {
+    for (const entity of entities) {
+      await addMissingColumns(queryRunner, await metadataOf(dataSource, entity), logger);
     }
-  } finally {
-    await queryRunner.release();
-  }
+  });
 }
 
 async function addMissingColumns(
@@ -118,21 +112,8 @@ function sqliteAddColumn(queryRunner: QueryRunner, tableName: string, column: Ta
 }
 
 /** Entities not registered with this data source (a CLI that loads fewer modules) are built for it. */
-async function metadataOf(
-  dataSource: DataSource,
-  entity: (typeof UPGRADED_ENTITIES)[number],
-): Promise<EntityMetadata> {
+async function metadataOf(dataSource: DataSource, entity: UpgradedEntity): Promise<EntityMetadata> {
   if (dataSource.hasMetadata(entity)) return dataSource.getMetadata(entity);
   const [metadata] = await new ConnectionMetadataBuilder(dataSource).buildEntityMetadatas([entity]);
   return metadata;
-}
-
-async function acquireLock(queryRunner: QueryRunner): Promise<void> {
-  const [row] = (await queryRunner.query('SELECT GET_LOCK(?, ?) AS acquired', [
-    UPGRADE_LOCK,
-    LOCK_WAIT_SECONDS,
-  ])) as {
-    acquired: number | string | null;
-  }[];
-  if (Number(row?.acquired) !== 1) throw new Error('Timed out waiting for the schema upgrade lock');
 }

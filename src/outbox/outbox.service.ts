@@ -1,9 +1,9 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { DataSource, EntityManager, Repository } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
-import { persistedValue } from '../database/persisted-value';
-import { OutboxJob } from './outbox-job.entity';
+import { Transactions } from '../database/transactions';
+import type { OutboxJob } from './outbox-job.entity';
+import { OutboxRepository } from './outbox.repository';
 
 /** Does one job; see Outbox.handle for what `manager` is. */
 export type OutboxHandler = (payload: unknown, manager: EntityManager) => Promise<void>;
@@ -41,8 +41,8 @@ export class Outbox implements OnApplicationBootstrap, OnModuleDestroy {
   private stopped = true;
 
   constructor(
-    @InjectRepository(OutboxJob) private readonly jobs: Repository<OutboxJob>,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly jobs: OutboxRepository,
+    private readonly transactions: Transactions,
     private readonly clock: Clock,
   ) {}
 
@@ -59,7 +59,7 @@ export class Outbox implements OnApplicationBootstrap, OnModuleDestroy {
   /** Writes the job within the caller's transaction; call nudge() once that has committed. */
   async enqueue(manager: EntityManager, kind: string, payload: object): Promise<void> {
     const now = this.clock.now();
-    await manager.insert(OutboxJob, {
+    await this.jobs.insert(manager, {
       kind,
       payload: JSON.stringify(payload),
       attempts: 0,
@@ -124,15 +124,9 @@ export class Outbox implements OnApplicationBootstrap, OnModuleDestroy {
   /** Never throws: a database outage is logged and the next pass tries again. */
   private async pass(): Promise<number> {
     try {
-      const due = await this.jobs
-        .createQueryBuilder('job')
-        .select('job.id', 'id')
-        .where(DUE, this.dueParameters())
-        .orderBy('job.id')
-        .limit(BATCH)
-        .getRawMany<{ id: number }>();
+      const due = await this.jobs.dueIds(this.clock.now(), BATCH);
       let claimed = 0;
-      for (const { id } of due) if (await this.runJob(Number(id))) claimed += 1;
+      for (const id of due) if (await this.runJob(id)) claimed += 1;
       return claimed;
     } catch (error) {
       this.logger.warn(`Outbox pass failed: ${messageOf(error)}`);
@@ -142,27 +136,21 @@ export class Outbox implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async runJob(id: number): Promise<boolean> {
     const now = this.clock.now();
-    const claim = await this.jobs
-      .createQueryBuilder()
-      .update(OutboxJob)
-      .set({ lockedUntil: new Date(now.getTime() + OUTBOX_LEASE_MS), attempts: () => 'attempts + 1' })
-      .where(`id = :id AND ${DUE}`, { id, ...this.dueParameters() })
-      .execute();
-    if (!claim.affected) return false;
-    const job = await this.jobs.findOneBy({ id });
+    if (!(await this.jobs.claim(id, now, new Date(now.getTime() + OUTBOX_LEASE_MS)))) return false;
+    const job = await this.jobs.findById(id);
     if (!job) return false;
     try {
       const registered = this.handlers.get(job.kind);
       if (!registered) throw new Error(`No handler for outbox jobs of kind ${job.kind}`);
       const payload: unknown = JSON.parse(job.payload);
       if (registered.inTransaction) {
-        await this.dataSource.transaction(async (manager) => {
+        await this.transactions.run(async (manager) => {
           await registered.handler(payload, manager);
-          await manager.delete(OutboxJob, { id });
+          await this.jobs.delete(id, manager);
         });
       } else {
-        await registered.handler(payload, this.dataSource.manager);
-        await this.jobs.delete({ id });
+        await registered.handler(payload, this.transactions.manager);
+        await this.jobs.delete(id);
       }
     } catch (error) {
       await this.failed(job, now, messageOf(error));
@@ -173,24 +161,15 @@ export class Outbox implements OnApplicationBootstrap, OnModuleDestroy {
   private async failed(job: OutboxJob, now: Date, message: string): Promise<void> {
     const label = `Outbox job ${job.id} (${job.kind}), attempt ${job.attempts}`;
     if (now.getTime() - job.createdAt.getTime() >= OUTBOX_GIVE_UP_AFTER_MS) {
-      await this.jobs.delete({ id: job.id });
+      await this.jobs.delete(job.id);
       this.logger.error(`${label} failed: ${message}; given up after 24 hours, job dropped`);
       return;
     }
     const base = Math.min(OUTBOX_MAX_RETRY_MS, OUTBOX_FIRST_RETRY_MS * 2 ** Math.max(0, job.attempts - 1));
     const delay = Math.round(base * (0.8 + Math.random() * 0.4));
-    await this.jobs.update(
-      { id: job.id },
-      { lockedUntil: null, nextAttemptAt: new Date(now.getTime() + delay), lastError: message.slice(0, 255) },
-    );
+    await this.jobs.reschedule(job.id, new Date(now.getTime() + delay), message.slice(0, 255));
     this.logger.warn(`${label} failed: ${message}; next attempt in ${Math.round(delay / 1000)} s`);
   }
-
-  private dueParameters(): Record<string, unknown> {
-    return { now: persistedValue(this.jobs, 'nextAttemptAt', this.clock.now()) };
-  }
 }
-
-const DUE = 'next_attempt_at <= :now AND (locked_until IS NULL OR locked_until < :now)';
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -1,14 +1,14 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, EntityManager, Repository } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import type { AuthUser } from '../common/decorators';
 import { isMissing, parseId } from '../common/request-params';
-import { isDuplicateKeyError, isForeignKeyError, isIntegrityError } from '../targets/integrity-error';
+import { isDuplicateKeyError, isForeignKeyError, isIntegrityError } from '../database/integrity-error';
 import { TargetsService } from '../targets/targets.service';
-import { SessionTarget } from './session-target.entity';
-import { Session } from './session.entity';
+import { UsersRepository } from '../users/users.repository';
+import type { Session } from './session.entity';
+import { SessionsRepository } from './sessions.repository';
 import { parseAction, parseSessionName, SESSION_MESSAGES as M } from './session-rules';
 
 export interface SessionSummary {
@@ -36,10 +36,9 @@ const fail = (status: HttpStatus, message: string): ApiError => new ApiError(sta
 @Injectable()
 export class SessionsService {
   constructor(
-    @InjectRepository(Session) private readonly sessions: Repository<Session>,
-    @InjectRepository(SessionTarget) private readonly links: Repository<SessionTarget>,
+    private readonly sessions: SessionsRepository,
     private readonly targets: TargetsService,
-    private readonly dataSource: DataSource,
+    private readonly users: UsersRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -53,21 +52,11 @@ export class SessionsService {
     if (path.sessionId === undefined) return this.list(user.id, active);
     const session = await this.findOwned(user, path.sessionId);
     if (!session) throw fail(HttpStatus.BAD_REQUEST, M.invalidSessionId);
-    const links = await this.links.find({ where: { sessionId: session.id }, order: { targetId: 'ASC' } });
-    return { ...toSummary(session), targets: links.map((link) => link.targetId) };
+    return { ...toSummary(session), targets: await this.sessions.targetIds(session.id) };
   }
 
-  /**
-   * The list is read on every page of a client, so it skips the query builder and entity
-   * hydration: three columns by an indexed user_id, as plain rows.
-   */
-  private async list(userId: number, active: boolean | undefined): Promise<SessionSummary[]> {
-    const byActive = active === undefined ? '' : ' AND active = ?';
-    const rows = (await this.sessions.query(
-      `SELECT id, name, active FROM sessions WHERE user_id = ?${byActive} ORDER BY id`,
-      active === undefined ? [userId] : [userId, active ? 1 : 0],
-    )) as Array<{ id: number | string; name: string; active: unknown }>;
-    return rows.map((row) => ({ id: Number(row.id), name: row.name, active: Boolean(Number(row.active)) }));
+  private list(userId: number, active: boolean | undefined): Promise<SessionSummary[]> {
+    return this.sessions.listRows(userId, active);
   }
 
   /** POST: a new session, which becomes the user's active one. */
@@ -78,9 +67,9 @@ export class SessionsService {
     const name = parseSessionName(rawName);
     if (name === null) throw fail(HttpStatus.BAD_REQUEST, M.incorrectParameters);
     try {
-      await this.activeFlagTransaction(async (manager) => {
+      await this.sessions.activeFlagTransaction(async (manager) => {
         await this.makeNoneActive(manager, user.id);
-        await manager.insert(Session, { userId: user.id, name, active: true, createdAt: this.clock.now() });
+        await this.sessions.insertActive(manager, { userId: user.id, name, createdAt: this.clock.now() });
       });
     } catch (error) {
       // A name the user already has, or a user deleted meanwhile.
@@ -97,9 +86,9 @@ export class SessionsService {
     const action = parseAction(path.action);
     if (action === null) throw fail(HttpStatus.BAD_REQUEST, M.incorrectParameters);
     if (action === 'activate') {
-      await this.activeFlagTransaction(async (manager) => {
+      await this.sessions.activeFlagTransaction(async (manager) => {
         await this.makeNoneActive(manager, user.id);
-        await manager.update(Session, { id: session.id, userId: user.id }, { active: true });
+        await this.sessions.activate(manager, user.id, session.id);
       });
       return;
     }
@@ -108,11 +97,11 @@ export class SessionsService {
     const target = targetId === null ? null : await this.targets.findOwned(user.id, targetId);
     if (!target) throw fail(HttpStatus.BAD_REQUEST, M.invalidTargetReference);
     if (action === 'remove') {
-      await this.links.delete({ sessionId: session.id, targetId: target.id });
+      await this.sessions.detachTarget(session.id, target.id);
       return;
     }
     try {
-      await this.links.insert({ sessionId: session.id, targetId: target.id });
+      await this.sessions.attachTarget(session.id, target.id);
     } catch (error) {
       if (isDuplicateKeyError(error)) return; // attached already: adding twice is harmless
       if (isForeignKeyError(error)) throw fail(HttpStatus.BAD_REQUEST, M.invalidTargetReference);
@@ -127,37 +116,22 @@ export class SessionsService {
     }
     const session = await this.findOwned(user, path.sessionId);
     if (!session) throw fail(HttpStatus.BAD_REQUEST, M.invalidSessionId);
-    await this.sessions.delete({ id: session.id, userId: user.id });
+    await this.sessions.delete(user.id, session.id);
   }
 
   /** A malformed id, an unknown one and another user's all come back as null. */
   private async findOwned(user: AuthUser, rawId: string): Promise<Session | null> {
     const id = parseId(rawId);
-    return id === null ? null : this.sessions.findOne({ where: { id, userId: user.id } });
+    return id === null ? null : this.sessions.findOwned(user.id, id);
   }
 
   /**
-   * The transaction that moves a user's active flag. On MySQL it runs READ COMMITTED: the
-   * user's row lock (makeNoneActive) already serialises one user's changes, while REPEATABLE
-   * READ adds gap locks on `uq_sessions_user_id_name` that span neighbouring users, and two
-   * users creating sessions at once deadlocked on them (found by scripts/load-test.ts).
-   */
-  private activeFlagTransaction(work: (manager: EntityManager) => Promise<void>): Promise<void> {
-    return this.dataSource.options.type === 'mysql'
-      ? this.dataSource.transaction('READ COMMITTED', work)
-      : this.dataSource.transaction(work);
-  }
-
-  /**
-   * Clears the user's active flag inside a transaction that sets a new one. On MySQL the
-   * user's row is locked first, so two requests of one user cannot both leave a session
-   * active; SQLite has a single writer anyway.
+   * Clears the user's active flag inside a transaction that sets a new one. The user's row
+   * is locked first, so two requests of one user cannot both leave a session active.
    */
   private async makeNoneActive(manager: EntityManager, userId: number): Promise<void> {
-    if (this.dataSource.options.type === 'mysql') {
-      await manager.query('SELECT id FROM users WHERE id = ? FOR UPDATE', [userId]);
-    }
-    await manager.update(Session, { userId, active: true }, { active: false });
+    await this.users.lockUser(manager, userId);
+    await this.sessions.deactivateAll(manager, userId);
   }
 }
 

@@ -3,12 +3,13 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { MultipartFieldsMiddleware } from '../common/multipart-fields.middleware';
 import { Target } from './target.entity';
 import { TargetsController } from './targets.controller';
+import { TargetsRepository } from './targets.repository';
 import { TargetsService } from './targets.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Target])],
   controllers: [TargetsController],
-  providers: [TargetsService],
+  providers: [TargetsService, TargetsRepository],
   exports: [TargetsService],
 })
 export class TargetsModule implements NestModule {

@@ -1,12 +1,11 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
-import { Repository } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
-import { isDuplicateKeyError } from './integrity-error';
+import { isDuplicateKeyError } from '../database/integrity-error';
 import { normalizeHostName, parseTargetUrl, ParsedTargetUrl } from './target-url';
 import { Target, TargetView, toTargetView } from './target.entity';
+import { TargetsRepository } from './targets.repository';
 
 export interface TargetQuery {
   targetUrl?: string;
@@ -27,57 +26,48 @@ export const TARGET_NOT_FOUND = 'Target not found';
 
 const hashUrl = (url: string): string => createHash('sha256').update(url).digest('hex');
 
-/** LIKE with `!` as its escape character, which reads the same on SQLite and MySQL. */
-const likePattern = (text: string): string => `%${text.replace(/[!%_]/g, (character) => `!${character}`)}%`;
-
 @Injectable()
 export class TargetsService {
   constructor(
-    @InjectRepository(Target) private readonly targets: Repository<Target>,
+    private readonly targets: TargetsRepository,
     private readonly clock: Clock,
   ) {}
 
   async create(userId: number, parsed: ParsedTargetUrl, scope: boolean): Promise<TargetView> {
-    const target = this.targets.create({
-      userId,
-      ...parsed,
-      targetUrlHash: hashUrl(parsed.targetUrl),
-      scope,
-      createdAt: this.clock.now(),
-    });
     try {
-      await this.targets.save(target);
+      const target = await this.targets.insert({
+        userId,
+        ...parsed,
+        targetUrlHash: hashUrl(parsed.targetUrl),
+        scope,
+        createdAt: this.clock.now(),
+      });
+      return toTargetView(target);
     } catch (error) {
       if (isDuplicateKeyError(error)) throw new ApiError(HttpStatus.CONFLICT, 'Target already exists');
       throw error;
     }
-    return toTargetView(target);
   }
 
   async list(userId: number, query: TargetQuery): Promise<TargetPage> {
-    const builder = this.targets.createQueryBuilder('target').where('target.user_id = :userId', { userId });
-    if (query.targetUrl !== undefined) {
-      // Compared in normal form, so `http://Example.com` finds `http://example.com/`.
-      const normalized = parseTargetUrl(query.targetUrl)?.targetUrl ?? query.targetUrl;
-      builder.andWhere('target.target_url_hash = :hash', { hash: hashUrl(normalized) });
-    }
-    if (query.hostName !== undefined) {
-      builder.andWhere('target.host_name = :hostName', { hostName: normalizeHostName(query.hostName) });
-    }
-    if (query.search !== undefined) {
-      builder.andWhere("target.target_url LIKE :pattern ESCAPE '!'", { pattern: likePattern(query.search) });
-    }
-    const [rows, total] = await builder
-      .orderBy('target.id', 'ASC')
-      .skip(query.offset)
-      .take(query.limit)
-      .getManyAndCount();
+    // Compared in normal form, so `http://Example.com` finds `http://example.com/`.
+    const normalized =
+      query.targetUrl === undefined
+        ? undefined
+        : (parseTargetUrl(query.targetUrl)?.targetUrl ?? query.targetUrl);
+    const { rows, total } = await this.targets.page(userId, {
+      targetUrlHash: normalized === undefined ? undefined : hashUrl(normalized),
+      hostName: query.hostName === undefined ? undefined : normalizeHostName(query.hostName),
+      search: query.search,
+      limit: query.limit,
+      offset: query.offset,
+    });
     return { total, limit: query.limit, offset: query.offset, targets: rows.map(toTargetView) };
   }
 
   /** A target of this user; another user's target is as absent as an unknown one. */
   findOwned(userId: number, id: number): Promise<Target | null> {
-    return this.targets.findOne({ where: { id, userId } });
+    return this.targets.findOwned(userId, id);
   }
 
   async get(userId: number, id: number | null): Promise<TargetView> {
@@ -88,7 +78,7 @@ export class TargetsService {
 
   /** The foreign key cascade removes the target from every session that held it. */
   async remove(userId: number, id: number | null): Promise<void> {
-    const result = id === null ? null : await this.targets.delete({ id, userId });
-    if (!result?.affected) throw new ApiError(HttpStatus.NOT_FOUND, TARGET_NOT_FOUND);
+    const deleted = id === null ? false : await this.targets.deleteOwned(userId, id);
+    if (!deleted) throw new ApiError(HttpStatus.NOT_FOUND, TARGET_NOT_FOUND);
   }
 }

@@ -1,5 +1,5 @@
 import { Column, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
-import { User } from '../account/user.entity';
+import { User } from './user.entity';
 
 /** One row per issued JWT; logging out deletes it. Keeps a SHA-256 of the token, never the token. */
 @Entity('user_login_tokens')

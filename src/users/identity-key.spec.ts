@@ -1,4 +1,4 @@
-import { identityKey } from './identity-key';
+import { identityKey, storedEmail } from './identity-key';
 
 describe('identityKey', () => {
   it.each([
@@ -19,5 +19,16 @@ describe('identityKey', () => {
   it('keeps accents apart from their bare letters', () => {
     expect(identityKey('émile')).not.toBe(identityKey('emile'));
     expect(identityKey('álice@example.com')).not.toBe(identityKey('alice@example.com'));
+  });
+});
+
+describe('storedEmail', () => {
+  it('trims and lower-cases, and keeps the Unicode form it was given', () => {
+    expect(storedEmail('  Alice@Example.COM ')).toBe('alice@example.com');
+    expect(storedEmail('E\u0301mile@example.com')).toBe('e\u0301mile@example.com');
+  });
+
+  it('names the same account as identityKey does for an ordinary address', () => {
+    expect(identityKey(storedEmail(' Bob@Example.com'))).toBe(identityKey('bob@EXAMPLE.com'));
   });
 });

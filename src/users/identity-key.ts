@@ -12,3 +12,11 @@ export function identityKey(text: string): string {
 
 /** Key columns are varchar(255): a name or an email whose key is longer is refused. */
 export const MAX_IDENTITY_KEY_LENGTH = 255;
+
+/**
+ * An email as it is stored and shown: trimmed and in lower case. Lookups never compare it:
+ * they compare identityKey(email), which also folds Unicode forms.
+ */
+export function storedEmail(email: string): string {
+  return email.trim().toLowerCase();
+}

@@ -1,0 +1,129 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Brackets, EntityManager, In, Repository } from 'typeorm';
+import { containsPattern, LIKE_ESCAPE } from '../database/like';
+import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
+import { UserPlugin } from './user-plugin.entity';
+
+/** The columns the admin view (the widest one) shows: never file_path. */
+const LISTED_COLUMNS = [
+  'id',
+  'name',
+  'description',
+  'group',
+  'type',
+  'author',
+  'status',
+  'rejectionReason',
+  'userId',
+  'reviewedByUserId',
+  'reviewedAt',
+  'executionTimeout',
+  'sha256',
+  'createdAt',
+  'updatedAt',
+] as const satisfies ReadonlyArray<keyof UserPlugin>;
+
+export interface CatalogueFilter {
+  status: PluginStatus;
+  group?: PluginGroup;
+  type?: PluginType;
+  /** Found in the name or the description, case aside. */
+  q?: string;
+  limit: number;
+  offset: number;
+}
+
+/** Every query on `user_plugins`. */
+@Injectable()
+export class PluginsRepository {
+  constructor(@InjectRepository(UserPlugin) private readonly plugins: Repository<UserPlugin>) {}
+
+  findById(id: number): Promise<UserPlugin | null> {
+    return this.plugins.findOneBy({ id });
+  }
+
+  async catalogue(filter: CatalogueFilter): Promise<{ total: number; plugins: UserPlugin[] }> {
+    const query = this.plugins.createQueryBuilder('plugin').where({ status: filter.status });
+    if (filter.group) query.andWhere({ group: filter.group });
+    if (filter.type) query.andWhere({ type: filter.type });
+    if (filter.q) {
+      const pattern = containsPattern(filter.q.toLowerCase());
+      query.andWhere(
+        new Brackets((match) =>
+          match
+            .where(`LOWER(plugin.name) LIKE :pattern ESCAPE '${LIKE_ESCAPE}'`, { pattern })
+            .orWhere(`LOWER(plugin.description) LIKE :pattern ESCAPE '${LIKE_ESCAPE}'`, { pattern }),
+        ),
+      );
+    }
+    const total = await query.getCount();
+    const rows = await query
+      .select(LISTED_COLUMNS.map((property) => `plugin.${property}`))
+      .orderBy('plugin.createdAt', 'DESC')
+      .addOrderBy('plugin.id', 'DESC')
+      .offset(filter.offset)
+      .limit(filter.limit)
+      .getRawMany<Record<string, unknown>>();
+    return { total, plugins: rows.map((row) => this.fromRow(row)) };
+  }
+
+  /**
+   * Listing rows skip TypeORM's entity hydration, the largest cost of a catalogue page; each
+   * value still goes through the driver's own conversion, so dates and booleans come out the
+   * same on SQLite and MySQL. Only the columns of the widest view are read (never file_path).
+   */
+  private fromRow(row: Record<string, unknown>): UserPlugin {
+    const metadata = this.plugins.metadata;
+    const driver = this.plugins.manager.connection.driver;
+    const plugin = new UserPlugin();
+    for (const property of LISTED_COLUMNS) {
+      const column = metadata.findColumnWithPropertyName(property)!;
+      const value = row[`plugin_${column.databaseName}`];
+      Object.assign(plugin, {
+        [property]: value === null ? null : driver.prepareHydratedValue(value, column),
+      });
+    }
+    return plugin;
+  }
+
+  uploadedBy(userId: number): Promise<UserPlugin[]> {
+    return this.plugins.find({ where: { userId }, order: { createdAt: 'DESC', id: 'DESC' } });
+  }
+
+  /** Names compare without case on every database, as the unique index does. */
+  nameTaken(name: string): Promise<boolean> {
+    return this.plugins
+      .createQueryBuilder('plugin')
+      .where('LOWER(plugin.name) = LOWER(:name)', { name })
+      .getExists();
+  }
+
+  countPending(userId: number, manager: EntityManager = this.plugins.manager): Promise<number> {
+    return manager.countBy(UserPlugin, { userId, status: 'pending' });
+  }
+
+  /** Builds the entity (defaults applied) for insert(). */
+  create(values: Omit<UserPlugin, 'id'>): UserPlugin {
+    return this.plugins.create(values);
+  }
+
+  /** Inserts and fills in the id; a name taken meanwhile fails with a duplicate-key error. */
+  async insert(manager: EntityManager, plugin: UserPlugin): Promise<void> {
+    await manager.insert(UserPlugin, plugin);
+  }
+
+  async delete(id: number): Promise<boolean> {
+    const deleted = await this.plugins.delete({ id });
+    return Boolean(deleted.affected);
+  }
+
+  /**
+   * One conditional UPDATE, so two admins acting at once cannot both move the plugin out of
+   * the same status: false for the one that found it moved already.
+   */
+  async updateIfStatusIn(id: number, from: PluginStatus[], values: Partial<UserPlugin>): Promise<boolean> {
+    const updated = await this.plugins.update({ id, status: In(from) }, values);
+    return Boolean(updated.affected);
+  }
+}

@@ -1,0 +1,27 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { migrate } from './migrate';
+import { upgradeSchema, UpgradedEntity } from './schema-upgrade';
+
+export const SCHEMA_UPGRADED_ENTITIES = Symbol('schema-upgraded-entities');
+
+/** The migrations, then the in-place upgrade of older tables: what a start that writes runs first. */
+@Injectable()
+export class SchemaMigrator {
+  private done?: Promise<void>;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(SCHEMA_UPGRADED_ENTITIES) private readonly entities: readonly UpgradedEntity[],
+  ) {}
+
+  /** Once per process; both steps are no-ops on a schema that is already current. */
+  bringUpToDate(): Promise<void> {
+    this.done ??= (async () => {
+      await migrate(this.dataSource);
+      await upgradeSchema(this.dataSource, this.entities);
+    })();
+    return this.done;
+  }
+}

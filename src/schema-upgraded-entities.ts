@@ -1,0 +1,9 @@
+import type { UpgradedEntity } from './database/schema-upgrade';
+import { UserPlugin } from './community-plugins/user-plugin.entity';
+import { User } from './users/user.entity';
+
+/**
+ * The tables whose older shapes exist in the field and are brought up to date at every
+ * start that migrates, by the API and svc-admin alike (svc-admin loads no plugin module).
+ */
+export const SCHEMA_UPGRADED_ENTITIES: readonly UpgradedEntity[] = [User, UserPlugin];

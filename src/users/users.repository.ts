@@ -1,0 +1,279 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { EntityManager, In, LessThan, QueryDeepPartialEntity, Repository } from 'typeorm';
+import { persistedValue } from '../database/persisted-value';
+import { UserLoginToken } from './user-login-token.entity';
+import { User } from './user.entity';
+
+/** What the guard needs of a token's record and its user, read in one indexed query. */
+export interface TokenOwner {
+  userId: number;
+  name: string;
+  email: string;
+  /** Confirmed and not deactivated: the only owner whose tokens are honoured. */
+  isActive: boolean;
+  isAdmin: boolean;
+}
+
+export interface AdminSummary {
+  id: number;
+  name: string;
+  email: string;
+}
+
+/** An OTP issue: the new secret, and the windows and limits its conditional write checks. */
+export interface OtpIssue {
+  secret: string;
+  now: Date;
+  hourAgo: Date;
+  dayAgo: Date;
+  perHour: number;
+  perDay: number;
+}
+
+/**
+ * Every query on `users` and `user_login_tokens`: the app's features and svc-admin reach
+ * these tables only through here. Methods that write take the `manager` of the transaction
+ * they belong to; without one they commit on their own.
+ */
+@Injectable()
+export class UsersRepository {
+  private ownerSql?: string;
+
+  constructor(
+    @InjectRepository(User) private readonly users: Repository<User>,
+    @InjectRepository(UserLoginToken) private readonly tokens: Repository<UserLoginToken>,
+  ) {}
+
+  // ----- users -----
+
+  /** Up to two users: the one whose email has the key and the one whose name has it. */
+  findByEmailOrNameKey(key: string): Promise<User[]> {
+    return this.users.find({ where: [{ emailKey: key }, { nameKey: key }], take: 2 });
+  }
+
+  findByEmailKey(key: string, manager: EntityManager = this.users.manager): Promise<User | null> {
+    return manager.findOneBy(User, { emailKey: key });
+  }
+
+  findById(id: number, manager: EntityManager = this.users.manager): Promise<User | null> {
+    return manager.findOneBy(User, { id });
+  }
+
+  nameKeyTaken(nameKey: string): Promise<boolean> {
+    return this.users.existsBy({ nameKey });
+  }
+
+  emailKeyTaken(emailKey: string): Promise<boolean> {
+    return this.users.existsBy({ emailKey });
+  }
+
+  /** Inserts the user; a key another user holds fails with a duplicate-key error. */
+  async insert(values: Omit<QueryDeepPartialEntity<User>, 'id'>): Promise<void> {
+    await this.users.insert(values);
+  }
+
+  /**
+   * Only the listed columns, so svc-admin list (which runs no migration) also reads a table
+   * whose newer columns a pending migration has yet to add.
+   */
+  listAdmins(): Promise<AdminSummary[]> {
+    return this.users.find({
+      select: { id: true, name: true, email: true },
+      where: { isAdmin: true },
+      order: { email: 'ASC' },
+    });
+  }
+
+  findNonAdminsByEmailKeys(emailKeys: string[]): Promise<User[]> {
+    return this.users.findBy({ emailKey: In(emailKeys), isAdmin: false });
+  }
+
+  /** Conditional, so of two starts promoting one user only one does (and reports) it. */
+  async promoteIfNotAdmin(manager: EntityManager, id: number): Promise<boolean> {
+    const result = await manager.update(User, { id, isAdmin: false }, { isAdmin: true });
+    return Boolean(result.affected);
+  }
+
+  async setAdmin(id: number, isAdmin: boolean): Promise<void> {
+    await this.users.update({ id }, { isAdmin });
+  }
+
+  async setDeactivatedAt(
+    id: number,
+    at: Date | null,
+    manager: EntityManager = this.users.manager,
+  ): Promise<void> {
+    await manager.update(User, { id }, { deactivatedAt: at });
+  }
+
+  async markEmailConfirmed(manager: EntityManager, id: number): Promise<void> {
+    await manager.update(User, { id }, { isActive: true });
+  }
+
+  async clearPassword(manager: EntityManager, id: number): Promise<void> {
+    await manager.update(User, { id }, { password: null });
+  }
+
+  /**
+   * Serialises the writes of one user that count-then-write (the pending-plugin cap, the
+   * one active session) across processes. A no-op UPDATE rather than SELECT ... FOR UPDATE:
+   * on MySQL both take the row's exclusive lock, and on SQLite only a write takes the
+   * database's write lock at once, before the transaction reads (a deferred transaction that
+   * reads first could not upgrade to writing later without failing).
+   */
+  async lockUser(manager: EntityManager, id: number): Promise<void> {
+    await manager.query('UPDATE users SET id = id WHERE id = ?', [id]);
+  }
+
+  // ----- the password-reset OTP (columns of users) -----
+
+  /**
+   * Issues an OTP if the hour and day windows allow one, in one conditional UPDATE, so
+   * issues sent at once cannot exceed the limits. False when a limit refused it.
+   */
+  async issueOtp(manager: EntityManager, userId: number, issue: OtpIssue): Promise<boolean> {
+    const hourOpen = '(otp_hour_start IS NULL OR otp_hour_start <= :hourAgo)';
+    const dayOpen = '(otp_day_start IS NULL OR otp_day_start <= :dayAgo)';
+    const issued = await manager
+      .createQueryBuilder()
+      .update(User)
+      .set({
+        // MySQL applies assignments in order and lets later ones see earlier results, so each
+        // count is assigned before the window start that its condition reads.
+        otpHourCount: () => `CASE WHEN ${hourOpen} THEN 1 ELSE otp_hour_count + 1 END`,
+        otpHourStart: () => `CASE WHEN ${hourOpen} THEN :now ELSE otp_hour_start END`,
+        otpDayCount: () => `CASE WHEN ${dayOpen} THEN 1 ELSE otp_day_count + 1 END`,
+        otpDayStart: () => `CASE WHEN ${dayOpen} THEN :now ELSE otp_day_start END`,
+        otpSecretKey: issue.secret,
+        otpIssuedAt: issue.now,
+        otpFailedAttempts: 0,
+      })
+      .where(
+        `id = :id AND (${hourOpen} OR otp_hour_count < :perHour) AND (${dayOpen} OR otp_day_count < :perDay)`,
+      )
+      .setParameters({
+        id: userId,
+        now: this.dbDate(issue.now),
+        hourAgo: this.dbDate(issue.hourAgo),
+        dayAgo: this.dbDate(issue.dayAgo),
+        perHour: issue.perHour,
+        perDay: issue.perDay,
+      })
+      .execute();
+    return Boolean(issued.affected);
+  }
+
+  /**
+   * Claims one failed-check slot of the outstanding OTP (issued after `bornAfter`, fewer
+   * than `maxFailures` failures) in one conditional UPDATE, before the code is compared.
+   */
+  async claimOtpAttempt(userId: number, bornAfter: Date, maxFailures: number): Promise<boolean> {
+    const claimed = await this.users
+      .createQueryBuilder()
+      .update(User)
+      .set({ otpFailedAttempts: () => 'otp_failed_attempts + 1' })
+      .where(
+        'id = :id AND otp_issued_at IS NOT NULL AND otp_issued_at > :bornAfter AND otp_failed_attempts < :max',
+        { id: userId, bornAfter: this.dbDate(bornAfter), max: maxFailures },
+      )
+      .execute();
+    return Boolean(claimed.affected);
+  }
+
+  otpState(userId: number): Promise<Pick<User, 'id' | 'otpSecretKey' | 'otpIssuedAt'> | null> {
+    return this.users.findOne({
+      where: { id: userId },
+      select: { id: true, otpSecretKey: true, otpIssuedAt: true },
+    });
+  }
+
+  /** Hands a claimed slot back, if the OTP it was claimed for is still the outstanding one. */
+  async returnOtpAttempt(userId: number, secret: string): Promise<void> {
+    await this.users
+      .createQueryBuilder()
+      .update(User)
+      .set({ otpFailedAttempts: () => 'otp_failed_attempts - 1' })
+      .where('id = :id AND otp_secret_key = :secret AND otp_failed_attempts > 0', { id: userId, secret })
+      .execute();
+  }
+
+  /**
+   * Uses up the OTP whose secret is `secret` in the same conditional write that applies
+   * `changes`; false when another request used it first.
+   */
+  async consumeOtp(
+    manager: EntityManager,
+    userId: number,
+    secret: string,
+    changes: QueryDeepPartialEntity<User> & { otpSecretKey: string },
+  ): Promise<boolean> {
+    const result = await manager
+      .createQueryBuilder()
+      .update(User)
+      .set({ ...changes, otpIssuedAt: null, otpFailedAttempts: 0 })
+      .where('id = :id AND otp_secret_key = :secret AND otp_issued_at IS NOT NULL', { id: userId, secret })
+      .execute();
+    return Boolean(result.affected);
+  }
+
+  /** Hand-written conditions get values as the driver stores them (see persistedValue). */
+  private dbDate(date: Date): unknown {
+    return persistedValue(this.users, 'otpIssuedAt', date);
+  }
+
+  // ----- login tokens -----
+
+  /** Records a token's hash; the user's expired records are swept at the same time. */
+  async recordToken(record: Omit<UserLoginToken, 'id' | 'user'>): Promise<void> {
+    await this.tokens.delete({ userId: record.userId, expiresAt: LessThan(record.createdAt) });
+    await this.tokens.insert(record);
+  }
+
+  async revokeToken(tokenHash: string): Promise<void> {
+    await this.tokens.delete({ tokenHash });
+  }
+
+  async revokeAllTokens(manager: EntityManager, userId: number): Promise<void> {
+    await manager.delete(UserLoginToken, { userId });
+  }
+
+  /** One indexed lookup: the unique token_hash, then the user by primary key. */
+  ownerQuery(tokenHash: string) {
+    return this.tokens
+      .createQueryBuilder('token')
+      .innerJoin('token.user', 'user')
+      .select('token.user_id', 'userId')
+      .addSelect('user.name', 'name')
+      .addSelect('user.email', 'email')
+      .addSelect('user.is_active', 'isActive')
+      .addSelect('user.deactivated_at', 'deactivatedAt')
+      .addSelect('user.is_admin', 'isAdmin')
+      .where('token.token_hash = :tokenHash', { tokenHash });
+  }
+
+  /**
+   * Every authenticated request runs this, so it skips the query builder and entity
+   * hydration: the SQL of ownerQuery is built once, and the row is read plain (booleans come
+   * as 0/1 from both drivers, hence the conversions).
+   */
+  async findOwner(tokenHash: string): Promise<TokenOwner | null> {
+    this.ownerSql ??= this.ownerQuery('').getQueryAndParameters()[0];
+    const [row] = (await this.tokens.query(this.ownerSql, [tokenHash])) as Array<{
+      userId: number;
+      name: string;
+      email: string;
+      isActive: unknown;
+      deactivatedAt: unknown;
+      isAdmin: unknown;
+    }>;
+    if (!row) return null;
+    return {
+      userId: Number(row.userId),
+      name: row.name,
+      email: row.email,
+      isActive: Boolean(Number(row.isActive)) && row.deactivatedAt === null,
+      isAdmin: Boolean(Number(row.isAdmin)),
+    };
+  }
+}
