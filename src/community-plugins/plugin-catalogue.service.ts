@@ -3,7 +3,8 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Brackets, Repository } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import type { AuthUser } from '../common/decorators';
-import { parseListQuery } from './list-query';
+import type { CataloguePage } from './dto/plugin.dto';
+import { ListQuery } from './list-query';
 import { findPluginOr404, pluginNotFound } from './plugin-lookup';
 import { UserPlugin } from './user-plugin.entity';
 
@@ -26,22 +27,15 @@ const LISTED_COLUMNS = [
   'updatedAt',
 ] as const satisfies ReadonlyArray<keyof UserPlugin>;
 
-export interface CataloguePage {
-  total: number;
-  limit: number;
-  offset: number;
-  plugins: UserPlugin[];
-}
+export type { CataloguePage };
 
 /** What users read: the approved catalogue, one plugin, their own uploads. */
 @Injectable()
 export class PluginCatalogueService {
   constructor(@InjectRepository(UserPlugin) private readonly plugins: Repository<UserPlugin>) {}
 
-  async list(caller: AuthUser, rawQuery: Record<string, unknown>): Promise<CataloguePage> {
-    const parsed = parseListQuery(rawQuery);
-    if (!parsed.ok) throw new ApiError(HttpStatus.BAD_REQUEST, 'Invalid query parameters', parsed.errors);
-    const { status, group, type, q, limit, offset } = parsed.query;
+  async list(caller: AuthUser, listQuery: ListQuery): Promise<CataloguePage> {
+    const { status, group, type, q, limit, offset } = listQuery;
     if (status !== 'approved' && !caller.isAdmin)
       throw new ApiError(HttpStatus.FORBIDDEN, 'Admin privileges required');
 
@@ -89,8 +83,8 @@ export class PluginCatalogueService {
   }
 
   /** A plugin that is not approved exists only for its uploader and for admins. */
-  async findVisible(caller: AuthUser, rawId: string): Promise<UserPlugin> {
-    const plugin = await findPluginOr404(this.plugins, rawId);
+  async findVisible(caller: AuthUser, id: number | null): Promise<UserPlugin> {
+    const plugin = await findPluginOr404(this.plugins, id);
     if (plugin.status !== 'approved' && !caller.isAdmin && plugin.userId !== caller.id)
       throw pluginNotFound();
     return plugin;
