@@ -119,10 +119,7 @@ export function Authenticated(options: RouteOptions & { admin?: boolean }) {
 /** A route for admins only: 403 `Admin privileges required` for everyone else. */
 export const AdminRoute = (options: RouteOptions) => Authenticated({ ...options, admin: true });
 
-/**
- * OPTIONS on `path`: public, since a CORS preflight carries no token; 204 with `Allow`.
- * `described` documents an `Allow` that differs between aliased paths.
- */
+/** OPTIONS on `path`: public, since a CORS preflight carries no token; 204 with `Allow`. */
 export const OptionsRoute = (path: string | string[], allow: string) =>
   applyDecorators(ApiOptionsEndpoint(allow), Options(path), Public(), HttpCode(204), Header('Allow', allow));
 

@@ -162,9 +162,6 @@ export function ApiArgsQuery(args: Type<unknown>) {
   return applyDecorators(ApiExtraModels(args), ApiQuery({ type: args, required: false }));
 }
 
-/** Summary and description of an operation. */
-export const ApiSummary = (summary: string, description?: string) => ApiOperation({ summary, description });
-
 /** OPTIONS: public, as a CORS preflight carries no token; the methods are told in `Allow`. */
 export function ApiOptionsEndpoint(allow: string) {
   return applyDecorators(
