@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 import type { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
+import { validationFailure } from './common/validation';
 import { setupOpenApi } from './openapi/openapi';
 
 export const API_PREFIX = 'api/v1';
@@ -32,6 +33,19 @@ export function configureApp(app: INestApplication): void {
   express.useBodyParser('json', { limit: BODY_LIMIT });
   express.useBodyParser('urlencoded', { limit: BODY_LIMIT, extended: false });
   app.setGlobalPrefix(API_PREFIX);
-  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: false, transform: true }));
+  // Request DTOs are validated wherever they are, @Args() included; unknown arguments are dropped,
+  // each argument stops at its first failure, and a failure keeps its route's message (FailWith).
+  app.useGlobalPipes(
+    new ValidationPipe({
+      whitelist: true,
+      forbidNonWhitelisted: false,
+      transform: true,
+      validateCustomDecorators: true,
+      stopAtFirstError: true,
+      // The failure's DTO class is read from the error's target; values never reach a body.
+      validationError: { target: true, value: false },
+      exceptionFactory: validationFailure,
+    }),
+  );
   setupOpenApi(app);
 }

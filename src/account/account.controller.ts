@@ -1,30 +1,23 @@
-import { Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { Controller, Get, Param, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
-import { Public } from '../common/decorators';
+import { Args } from '../common/args';
+import { AccountEndpoint } from '../common/decorators';
 import { AccountResponse } from '../common/envelopes';
-import { readParam } from '../common/request-params';
 import { AccountRateLimit } from '../rate-limit/account-rate-limit';
-import { ApiAccountEndpoint } from '../openapi/api-docs';
 import { AccountService } from './account.service';
+import { EmailArgs, IdentifierArgs, NewPasswordArgs, OtpArgs, RegisterArgs } from './dto/account-args';
 
 /** Wrong OTPs are failed guesses for the account limits. */
 const OTP_FAILURES = ['Invalid OTP'];
 
 @ApiTags('accounts')
-@Public()
 @Controller()
 export class AccountController {
   constructor(private readonly account: AccountService) {}
 
-  @ApiAccountEndpoint({
+  @AccountEndpoint({
     summary: 'Register a user (inactive until the email is confirmed)',
-    params: {
-      username: 'User name',
-      email: 'Email address',
-      password: 'Strong password',
-      confirm_password: 'Same password again',
-    },
+    args: RegisterArgs,
     messages: [
       'User created successfully',
       'Missing username value',
@@ -41,31 +34,29 @@ export class AccountController {
     rateLimited: true,
   })
   @Post('register')
-  @HttpCode(200)
   @AccountRateLimit({ route: 'register', identifier: 'email' })
-  register(@Req() request: Request): Promise<AccountResponse> {
+  register(@Args() args: RegisterArgs): Promise<AccountResponse> {
     return this.account.register({
-      username: readParam(request, 'username'),
-      email: readParam(request, 'email'),
-      password: readParam(request, 'password'),
-      confirmPassword: readParam(request, 'confirm_password'),
+      username: args.username,
+      email: args.email,
+      password: args.password,
+      confirmPassword: args.confirm_password,
     });
   }
 
-  @ApiAccountEndpoint({
+  @AccountEndpoint({
     summary: 'Mail an account activation link (valid 1 hour)',
-    params: { email: 'Email address of the account' },
+    args: EmailArgs,
     messages: ['Email send successful', 'Missing email value'],
     rateLimited: true,
   })
   @Post('generate/confirm_email')
-  @HttpCode(200)
   @AccountRateLimit({ route: 'confirm_email', identifier: 'email' })
-  generateConfirmation(@Req() request: Request): Promise<AccountResponse> {
-    return this.account.generateConfirmation(readParam(request, 'email'));
+  generateConfirmation(@Args() args: EmailArgs): Promise<AccountResponse> {
+    return this.account.generateConfirmation(args.email);
   }
 
-  @ApiAccountEndpoint({
+  @AccountEndpoint({
     summary: 'Activate the account of an emailed link key',
     messages: ['Email Verified', 'Link Expired', 'Invalid Link'],
   })
@@ -74,39 +65,33 @@ export class AccountController {
     return this.account.verifyConfirmation(keyValue);
   }
 
-  @ApiAccountEndpoint({
+  @AccountEndpoint({
     summary: 'Mail a one-time password for a password change (valid 5 minutes)',
-    params: { emailOrUsername: 'Email or user name' },
+    args: IdentifierArgs,
     messages: ['Otp Send Successful', "Username / Email doesn't exist"],
     rateLimited: true,
   })
   @Post('generate/otp')
-  @HttpCode(200)
   @AccountRateLimit({ route: 'otp', identifier: 'emailOrUsername' })
-  generateOtp(@Req() request: Request): Promise<AccountResponse> {
-    return this.account.generateOtp(readParam(request, 'emailOrUsername'));
+  generateOtp(@Args() args: IdentifierArgs): Promise<AccountResponse> {
+    return this.account.generateOtp(args.emailOrUsername);
   }
 
-  @ApiAccountEndpoint({
+  @AccountEndpoint({
     summary: 'Check a one-time password',
-    params: { emailOrUsername: 'Email or user name', otp: 'The mailed 6-digit code' },
+    args: OtpArgs,
     messages: ['OTP Verified', 'Invalid OTP', "Username / Email doesn't exist"],
     rateLimited: true,
   })
   @Post('verify/otp')
-  @HttpCode(200)
   @AccountRateLimit({ route: 'verify_otp', identifier: 'emailOrUsername', failures: OTP_FAILURES })
-  verifyOtp(@Req() request: Request): Promise<AccountResponse> {
-    return this.account.verifyOtp(readParam(request, 'emailOrUsername'), readParam(request, 'otp'));
+  verifyOtp(@Args() args: OtpArgs): Promise<AccountResponse> {
+    return this.account.verifyOtp(args.emailOrUsername, args.otp);
   }
 
-  @ApiAccountEndpoint({
+  @AccountEndpoint({
     summary: 'Set a new password with a valid one-time password',
-    params: {
-      password: 'New strong password',
-      emailOrUsername: 'Email or user name',
-      otp: 'The mailed 6-digit code',
-    },
+    args: NewPasswordArgs,
     messages: [
       'Password Change Successful',
       'Choose a strong password',
@@ -116,13 +101,8 @@ export class AccountController {
     rateLimited: true,
   })
   @Post('new-password')
-  @HttpCode(200)
   @AccountRateLimit({ route: 'new_password', identifier: 'emailOrUsername', failures: OTP_FAILURES })
-  newPassword(@Req() request: Request): Promise<AccountResponse> {
-    return this.account.newPassword(
-      readParam(request, 'password'),
-      readParam(request, 'emailOrUsername'),
-      readParam(request, 'otp'),
-    );
+  newPassword(@Args() args: NewPasswordArgs): Promise<AccountResponse> {
+    return this.account.newPassword(args.password, args.emailOrUsername, args.otp);
   }
 }

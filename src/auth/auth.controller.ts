@@ -1,12 +1,11 @@
-import { Controller, Get, HttpCode, Post, Req } from '@nestjs/common';
+import { Controller, Get, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
-import { CurrentUser, MissingTokenIsBadRequest, Public } from '../common/decorators';
+import { LoginArgs } from '../account/dto/account-args';
+import { Args } from '../common/args';
+import { AccountEndpoint, CurrentUser } from '../common/decorators';
 import type { AuthUser } from '../common/decorators';
 import { AccountResponse } from '../common/envelopes';
-import { readParam } from '../common/request-params';
 import { AccountRateLimit } from '../rate-limit/account-rate-limit';
-import { ApiAccountEndpoint, ApiFailResponses } from '../openapi/api-docs';
 import { AuthService } from './auth.service';
 
 @ApiTags('accounts')
@@ -14,9 +13,9 @@ import { AuthService } from './auth.service';
 export class AuthController {
   constructor(private readonly auth: AuthService) {}
 
-  @ApiAccountEndpoint({
+  @AccountEndpoint({
     summary: 'Log in; the message holds the JWT as `jwt-token`',
-    params: { emailOrUsername: 'Email or user name', password: 'Password' },
+    args: LoginArgs,
     messages: [
       'Your account is not active',
       'Invalid login credentials',
@@ -25,25 +24,22 @@ export class AuthController {
     ],
     rateLimited: true,
   })
-  @Public()
   @Post('login')
-  @HttpCode(200)
   @AccountRateLimit({
     route: 'login',
     identifier: 'emailOrUsername',
     failures: ['Invalid login credentials'],
   })
-  login(@Req() request: Request): Promise<AccountResponse> {
-    return this.auth.login(readParam(request, 'emailOrUsername'), readParam(request, 'password'));
+  login(@Args() args: LoginArgs): Promise<AccountResponse> {
+    return this.auth.login(args.emailOrUsername, args.password);
   }
 
-  @ApiAccountEndpoint({
+  @AccountEndpoint({
     summary: 'Log out: the presented token is revoked',
     messages: ['Logged out'],
+    token: true,
   })
-  @ApiFailResponses(400, 401)
   @Get('logout')
-  @MissingTokenIsBadRequest()
   logout(@CurrentUser() user: AuthUser): Promise<AccountResponse> {
     return this.auth.logout(user.tokenHash);
   }

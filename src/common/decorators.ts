@@ -1,6 +1,27 @@
-import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
-import type { Request } from 'express';
-import { ApiPublic } from '../openapi/api-docs';
+import {
+  All,
+  applyDecorators,
+  createParamDecorator,
+  ExecutionContext,
+  Header,
+  HttpCode,
+  Options,
+  SetMetadata,
+  Type,
+} from '@nestjs/common';
+import { ApiExcludeEndpoint, ApiExtraModels, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import {
+  AccountResponseBody,
+  ApiArgsBody,
+  ApiArgsQuery,
+  ApiDataResponse,
+  ApiFailMessages,
+  ApiOptionsEndpoint,
+  ApiPublic,
+  DataSpec,
+  FailMessages,
+  withGuards,
+} from '../openapi/api-docs';
 
 export const IS_PUBLIC = 'svc:isPublic';
 export const IS_ADMIN_ONLY = 'svc:isAdminOnly';
@@ -26,6 +47,85 @@ export interface AuthUser {
 }
 
 export const CurrentUser = createParamDecorator((_: unknown, context: ExecutionContext) => {
-  const request = context.switchToHttp().getRequest<Request & { user?: AuthUser }>();
+  const request = context.switchToHttp().getRequest<{ user?: AuthUser }>();
   return request.user;
 });
+
+/**
+ * A spec account endpoint: public (or, for logout, `token: true`), HTTP 200 with
+ * `{status, message}` for success and failure alike, the spec's messages listed.
+ */
+export function AccountEndpoint(options: {
+  summary: string;
+  messages: string[];
+  /** The DTO class of its `@Args()`. */
+  args?: Type<unknown>;
+  /** Behind the account rate limits: 429, and 503 when their store does not answer. */
+  rateLimited?: boolean;
+  /** Needs the token it acts on; a missing Authorization header is a 400 `Invalid Token`. */
+  token?: true;
+}) {
+  const fails: FailMessages = {};
+  if (options.token) Object.assign(fails, { 400: ['Invalid Token'], 401: ['Unauthorized'] });
+  if (options.rateLimited) Object.assign(fails, { 429: ['Too many requests'], 503: ['Service unavailable'] });
+  return applyDecorators(
+    options.token ? MissingTokenIsBadRequest() : Public(),
+    HttpCode(200),
+    ApiOperation({
+      summary: options.summary,
+      description: `Messages: ${options.messages.map((message) => `\`${message}\``).join(', ')}.`,
+    }),
+    ApiExtraModels(AccountResponseBody),
+    ApiOkResponse({ description: 'Success or failure, told by `status`', type: AccountResponseBody }),
+    ...(options.args ? [ApiArgsBody(options.args)] : []),
+    ApiFailMessages(fails),
+  );
+}
+
+export interface RouteOptions {
+  summary: string;
+  description?: string;
+  /** What `data` holds on success; leave it out for a path shape the route only refuses. */
+  data?: DataSpec;
+  /** 201 for creations; the status served and the one documented. */
+  status?: 200 | 201;
+  /** The operation's own fail messages by status; 401 (and 403) come from the access rule. */
+  fails?: FailMessages;
+  /** The DTO class of an `@Args()` read from the body (or the query string). */
+  args?: Type<unknown>;
+  /** The DTO class of an `@Args()` read from the query string of a GET. */
+  query?: Type<unknown>;
+}
+
+/**
+ * A `{status: 'success', data}` route behind the bearer token, in the style of
+ * `@Authenticated({ admin })`: the access rule and its documentation are one decorator.
+ */
+export function Authenticated(options: RouteOptions & { admin?: boolean }) {
+  const access = options.admin ? 'admin' : 'user';
+  const decorators = [
+    ApiOperation({ summary: options.summary, description: options.description }),
+    ApiFailMessages(withGuards(access, options.fails)),
+  ];
+  if (options.admin) decorators.push(AdminOnly());
+  if (options.data !== undefined) {
+    decorators.push(HttpCode(options.status ?? 200), ApiDataResponse(options.status ?? 200, options.data));
+  }
+  if (options.args) decorators.push(ApiArgsBody(options.args));
+  if (options.query) decorators.push(ApiArgsQuery(options.query));
+  return applyDecorators(...decorators);
+}
+
+/** A route for admins only: 403 `Admin privileges required` for everyone else. */
+export const AdminRoute = (options: RouteOptions) => Authenticated({ ...options, admin: true });
+
+/** OPTIONS on `path`: public, since a CORS preflight carries no token; 204 with `Allow`. */
+export const OptionsRoute = (path: string | string[], allow: string) =>
+  applyDecorators(ApiOptionsEndpoint(allow), Options(path), Public(), HttpCode(204), Header('Allow', allow));
+
+/**
+ * Every other method on `path`: the handler throws `methodNotAllowed`. Which methods exist
+ * is no secret, so it is told before any token check, as a router would.
+ */
+export const UnsupportedMethods = (path: string | string[]) =>
+  applyDecorators(ApiExcludeEndpoint(), All(path), Public());

@@ -1,8 +1,6 @@
-import type { Request } from 'express';
-import { parseFlag, parseId, readParam, readParamValues } from './request-params';
+import { parseFlag, parseId, readParam, readParamValues, requestArguments } from './request-params';
 
-const request = (body: unknown, query: Record<string, unknown> = {}) =>
-  ({ body, query }) as unknown as Request;
+const request = (body: unknown, query: Record<string, unknown> = {}) => ({ body, query });
 
 describe('readParamValues', () => {
   it('reads every value from the body, else from the query', () => {
@@ -49,7 +47,8 @@ describe('parseId', () => {
   it.each([
     ['1', 1],
     ['42', 42],
-    ['007', 7],
+    ['007', null],
+    ['01', null],
     ['2147483647', 2147483647],
     ['2147483648', null],
     ['0', null],
@@ -65,5 +64,20 @@ describe('parseId', () => {
     [undefined, null],
   ])('%p -> %p', (raw, expected) => {
     expect(parseId(raw)).toBe(expected);
+  });
+});
+
+describe('requestArguments', () => {
+  it('takes each name from the body when the body holds text under it, else from the query', () => {
+    const merged = requestArguments(
+      request({ a: 'body', b: { nested: 1 }, c: [42] }, { a: 'q', b: 'q', d: 'q' }),
+    );
+    expect({ ...merged }).toEqual({ a: ['body'], b: ['q'], c: [42], d: ['q'] });
+  });
+
+  it('gives an object without a prototype, so no argument name reaches one', () => {
+    const merged = requestArguments(request(JSON.parse('{"__proto__": "x", "constructor": "y"}')));
+    expect(Object.getPrototypeOf(merged)).toBeNull();
+    expect(merged.constructor).toEqual(['y']);
   });
 });

@@ -1,26 +1,41 @@
-import { Controller, Delete, Get, HttpCode, Param, Post, Req, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiParam, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
-import { AdminOnly, CurrentUser } from '../common/decorators';
-import type { AuthUser } from '../common/decorators';
-import { ApiDataEndpoint, ApiQueryFilters, ApiRequestArguments } from '../openapi/api-docs';
-import { FormFieldsInterceptor, readText } from './form-fields.interceptor';
-import { CataloguePage, PluginCatalogueService } from './plugin-catalogue.service';
-import { PLUGIN_FILE_PART, PLUGIN_NOT_FOUND, REJECTION_REASON_MAX_LENGTH } from './plugin-constants';
-import { PluginReviewService, PluginSource, ReviewHistory } from './plugin-review.service';
 import {
-  ADMIN_PLUGIN,
-  CATALOGUE_FILTERS,
-  CATALOGUE_PAGE,
-  CURRENT_USER,
-  OWNER_PLUGIN,
-  PLUGIN_ID,
-  PLUGIN_SOURCE,
-  PUBLIC_PLUGIN,
-  REJECTION,
-  REVIEW_HISTORY,
-  UPLOAD_FORM,
-} from './plugin-schemas';
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Param,
+  Post,
+  Query,
+  UploadedFile,
+  UseInterceptors,
+} from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Args } from '../common/args';
+import { AdminRoute, Authenticated, CurrentUser } from '../common/decorators';
+import type { AuthUser } from '../common/decorators';
+import { ParseIdPipe } from '../common/parse-id.pipe';
+import { ApiIdParam, oneOf } from '../openapi/api-docs';
+import {
+  CataloguePage,
+  CurrentUserView,
+  PluginSource,
+  RejectArgs,
+  ReviewHistory,
+  UploadPluginArgs,
+} from './dto/plugin.dto';
+import { FormFieldsInterceptor } from './form-fields.interceptor';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH, ParseListQueryPipe } from './list-query';
+import type { ListQuery } from './list-query';
+import { PluginCatalogueService } from './plugin-catalogue.service';
+import {
+  PLUGIN_FILE_PART,
+  PLUGIN_GROUPS,
+  PLUGIN_NOT_FOUND,
+  PLUGIN_STATUSES,
+  PLUGIN_TYPES,
+  REJECTION_REASON_MAX_LENGTH,
+} from './plugin-constants';
+import { PluginReviewService } from './plugin-review.service';
 import {
   INVALID_METADATA,
   MALFORMED_BODY,
@@ -36,17 +51,11 @@ import {
 } from './plugin-upload.service';
 import { UploadQuotaInterceptor } from './upload-quota.interceptor';
 import { UserPlugin } from './user-plugin.entity';
-import { ForAudience } from './views/plugin-audience';
+import { PluginView } from './views/plugin-audience';
 import { PluginViewInterceptor } from './views/plugin-view.interceptor';
+import { AdminPluginView, OwnerPluginView, PublicPluginView } from './views/plugin-views';
 
-export interface CurrentUserView {
-  id: number;
-  name: string;
-  email: string;
-  is_admin: boolean;
-}
-
-const ApiPluginId = () => ApiParam({ name: 'id', schema: PLUGIN_ID });
+const ApiPluginId = () => ApiIdParam('id');
 const NOT_FOUND = { 404: [PLUGIN_NOT_FOUND] };
 
 /**
@@ -64,7 +73,7 @@ export class CommunityPluginsController {
     private readonly uploads: PluginUploadService,
   ) {}
 
-  @ApiDataEndpoint({
+  @PluginView('uploader', {
     summary: 'Upload a plugin; it waits for review as `pending`',
     description:
       "Before the body is read: the uploader's attempts per hour (429 with `Retry-After`) and plugins " +
@@ -72,9 +81,8 @@ export class CommunityPluginsController {
       '(`errors` names each field), the unique name, then the static validator (`errors` lists each ' +
       'violation with rule, message, line and column; 503 with `Retry-After` when it has no room for the ' +
       'upload now). A refused upload leaves neither a row nor a file.',
-    access: 'user',
     status: 201,
-    data: OWNER_PLUGIN,
+    data: OwnerPluginView,
     fails: {
       400: [
         ONLY_PY_FILES,
@@ -91,97 +99,106 @@ export class CommunityPluginsController {
     },
   })
   @ApiConsumes('multipart/form-data')
-  @ApiBody({ schema: UPLOAD_FORM })
+  @ApiBody({ type: UploadPluginArgs })
   @Post('upload')
-  @ForAudience('uploader')
   @UseInterceptors(UploadQuotaInterceptor, PluginUploadInterceptor)
-  upload(@CurrentUser() caller: AuthUser, @Req() request: Request): Promise<UserPlugin> {
-    const file = (request as Request & { file?: UploadedPluginFile }).file;
-    return this.uploads.upload(caller, file, request.body as Record<string, unknown> | undefined);
+  upload(
+    @CurrentUser() caller: AuthUser,
+    @UploadedFile() file: UploadedPluginFile | undefined,
+    @Body() metadata: UploadPluginArgs,
+  ): Promise<UserPlugin> {
+    return this.uploads.upload(caller, file, { ...metadata });
   }
 
-  @ApiDataEndpoint({
+  @PluginView('catalogue', {
     summary: 'The catalogue: approved plugins, newest first',
     description:
       '400 with `errors` naming each malformed or repeated parameter; 403 when someone who is not an ' +
       'admin asks for `status=pending` or `status=rejected`.',
-    access: 'user',
-    data: CATALOGUE_PAGE,
+    data: CataloguePage,
     fails: { 400: ['Invalid query parameters'], 403: ['Admin privileges required'] },
   })
-  @ApiQueryFilters(CATALOGUE_FILTERS)
+  @ApiQuery({
+    name: 'status',
+    required: false,
+    enum: [...PLUGIN_STATUSES],
+    description: '`pending` and `rejected` are for admins only; `approved` by default',
+  })
+  @ApiQuery({ name: 'group', required: false, enum: [...PLUGIN_GROUPS] })
+  @ApiQuery({ name: 'type', required: false, enum: [...PLUGIN_TYPES] })
+  @ApiQuery({
+    name: 'q',
+    required: false,
+    schema: { type: 'string', maxLength: MAX_SEARCH_LENGTH },
+    description: 'Part of the name or description, any case',
+  })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    schema: { type: 'integer', minimum: 1, default: DEFAULT_LIMIT },
+    description: `Above ${MAX_LIMIT} counts as ${MAX_LIMIT}`,
+  })
+  @ApiQuery({ name: 'offset', required: false, schema: { type: 'integer', minimum: 0, default: 0 } })
   @Get()
-  @ForAudience('catalogue')
-  list(@CurrentUser() caller: AuthUser, @Req() request: Request): Promise<CataloguePage> {
-    return this.catalogue.list(caller, request.query as Record<string, unknown>);
+  list(@CurrentUser() caller: AuthUser, @Query(ParseListQueryPipe) query: ListQuery): Promise<CataloguePage> {
+    return this.catalogue.list(caller, query);
   }
 
-  @ApiDataEndpoint({ summary: 'The caller', access: 'user', data: CURRENT_USER })
+  @Authenticated({ summary: 'The caller', data: CurrentUserView })
   @Get('me')
   me(@CurrentUser() caller: AuthUser): CurrentUserView {
     return { id: caller.id, name: caller.name, email: caller.email, is_admin: caller.isAdmin };
   }
 
-  @ApiDataEndpoint({
+  @PluginView('uploader', {
     summary: "The caller's uploads in any status, newest first, with rejection reasons",
-    access: 'user',
-    data: { type: 'array', items: OWNER_PLUGIN },
+    data: [OwnerPluginView],
   })
   @Get('mine')
-  @ForAudience('uploader')
   mine(@CurrentUser() caller: AuthUser): Promise<UserPlugin[]> {
     return this.catalogue.mine(caller);
   }
 
-  @ApiDataEndpoint({
+  @PluginView('detail', {
     summary: 'One plugin',
     description:
       'Admin view for admins, owner view for its uploader, public view for others. A plugin that is not ' +
       'approved is not found except by its uploader and admins.',
-    access: 'user',
-    data: { oneOf: [PUBLIC_PLUGIN, OWNER_PLUGIN, ADMIN_PLUGIN] },
+    data: oneOf(PublicPluginView, OwnerPluginView, AdminPluginView),
     fails: NOT_FOUND,
   })
   @ApiPluginId()
   @Get(':id')
-  @ForAudience('detail')
-  detail(@CurrentUser() caller: AuthUser, @Param('id') id: string): Promise<UserPlugin> {
+  detail(@CurrentUser() caller: AuthUser, @Param('id', ParseIdPipe) id: number | null): Promise<UserPlugin> {
     return this.catalogue.findVisible(caller, id);
   }
 
-  @ApiDataEndpoint({
+  @AdminRoute({
     summary: 'The source of a plugin, read from its file (admins)',
     description: '409 when the file is missing or its hash no longer matches the one recorded at upload.',
-    access: 'admin',
-    data: PLUGIN_SOURCE,
+    data: PluginSource,
     fails: { ...NOT_FOUND, 409: ['Plugin file was modified on disk'] },
   })
   @ApiPluginId()
   @Get(':id/source')
-  @AdminOnly()
-  source(@Param('id') id: string): Promise<PluginSource> {
+  source(@Param('id', ParseIdPipe) id: number | null): Promise<PluginSource> {
     return this.review.source(id);
   }
 
-  @ApiDataEndpoint({
+  @PluginView('reviewer', {
     summary: 'Approve a pending or rejected plugin (admins)',
-    access: 'admin',
-    data: ADMIN_PLUGIN,
+    data: AdminPluginView,
     fails: { ...NOT_FOUND, 409: ['Plugin is already approved'] },
   })
   @ApiPluginId()
   @Post(':id/approve')
-  @HttpCode(200)
-  @AdminOnly()
-  @ForAudience('reviewer')
-  approve(@CurrentUser() caller: AuthUser, @Param('id') id: string): Promise<UserPlugin> {
+  approve(@CurrentUser() caller: AuthUser, @Param('id', ParseIdPipe) id: number | null): Promise<UserPlugin> {
     return this.review.approve(caller, id);
   }
 
-  @ApiDataEndpoint({
+  @PluginView('reviewer', {
     summary: 'Reject a pending or approved plugin, with a reason (admins)',
-    access: 'admin',
-    data: ADMIN_PLUGIN,
+    data: AdminPluginView,
     fails: {
       400: [
         'Missing rejection reason',
@@ -192,45 +209,38 @@ export class CommunityPluginsController {
       ...NOT_FOUND,
       409: ['Plugin is already rejected'],
     },
+    args: RejectArgs,
   })
   @ApiPluginId()
-  @ApiRequestArguments(REJECTION)
   @Post(':id/reject')
-  @HttpCode(200)
-  @AdminOnly()
-  @ForAudience('reviewer')
   @UseInterceptors(FormFieldsInterceptor)
   reject(
     @CurrentUser() caller: AuthUser,
-    @Param('id') id: string,
-    @Req() request: Request,
+    @Param('id', ParseIdPipe) id: number | null,
+    @Args() args: RejectArgs,
   ): Promise<UserPlugin> {
-    return this.review.reject(caller, id, readText(request, 'reason'));
+    return this.review.reject(caller, id, args.reason);
   }
 
-  @ApiDataEndpoint({
+  @AdminRoute({
     summary: 'Delete a plugin and its file (admins)',
-    access: 'admin',
     data: null,
     fails: NOT_FOUND,
   })
   @ApiPluginId()
   @Delete(':id/delete')
-  @AdminOnly()
-  remove(@Param('id') id: string): Promise<null> {
+  remove(@Param('id', ParseIdPipe) id: number | null): Promise<null> {
     return this.review.remove(id);
   }
 
-  @ApiDataEndpoint({
+  @AdminRoute({
     summary: 'Upload and review timeline of a plugin (admins)',
-    access: 'admin',
-    data: REVIEW_HISTORY,
+    data: ReviewHistory,
     fails: NOT_FOUND,
   })
   @ApiPluginId()
   @Get(':id/review-history')
-  @AdminOnly()
-  history(@Param('id') id: string): Promise<ReviewHistory> {
+  history(@Param('id', ParseIdPipe) id: number | null): Promise<ReviewHistory> {
     return this.review.history(id);
   }
 }

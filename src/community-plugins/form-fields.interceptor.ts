@@ -23,18 +23,3 @@ export class FormFieldsInterceptor implements NestInterceptor {
     return from(parsed).pipe(switchMap(() => next.handle()));
   }
 }
-
-/**
- * A text argument from the body, else the query string. Unlike the account endpoints'
- * reader it does not cut long values: the caller checks the length and says so.
- */
-export function readText(request: Request, name: string): string | undefined {
-  const body: unknown = request.body;
-  const fromBody = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
-  return asText(fromBody) ?? asText((request.query as Record<string, unknown>)[name]);
-}
-
-function asText(value: unknown): string | undefined {
-  if (Array.isArray(value)) return asText(value[0]);
-  return typeof value === 'string' ? value : undefined;
-}

@@ -1,3 +1,5 @@
+import { HttpStatus, Injectable, PipeTransform } from '@nestjs/common';
+import { ApiError } from '../common/api-error';
 import {
   PLUGIN_GROUPS,
   PLUGIN_STATUSES,
@@ -67,4 +69,14 @@ export function parseListQuery(raw: Record<string, unknown>): ListQueryResult {
 
   if (Object.keys(errors).length > 0) return { ok: false, errors };
   return { ok: true, query: { status, group, type, q: q || undefined, limit, offset } };
+}
+
+/** The catalogue's query string as a ListQuery; a malformed one is a 400 naming each parameter. */
+@Injectable()
+export class ParseListQueryPipe implements PipeTransform<Record<string, unknown>, ListQuery> {
+  transform(raw: Record<string, unknown>): ListQuery {
+    const parsed = parseListQuery(raw);
+    if (!parsed.ok) throw new ApiError(HttpStatus.BAD_REQUEST, 'Invalid query parameters', parsed.errors);
+    return parsed.query;
+  }
 }

@@ -8,25 +8,9 @@ import { PluginStorage, sha256Hex } from './plugin-storage';
 import { PluginsRepository } from './plugins.repository';
 import type { UserPlugin } from './user-plugin.entity';
 import { CONTROL_IN_TEXT } from './plugin-metadata';
+import type { PluginSource, ReviewEvent, ReviewHistory } from './dto/plugin.dto';
 
-export interface PluginSource {
-  id: number;
-  name: string;
-  sha256: string;
-  source_code: string;
-}
-
-export interface ReviewEvent {
-  event: 'uploaded' | PluginStatus;
-  at: string | null;
-  user_id: number | null;
-  reason?: string | null;
-}
-
-export interface ReviewHistory {
-  plugin_id: number;
-  events: ReviewEvent[];
-}
+export type { PluginSource, ReviewEvent, ReviewHistory };
 
 /** The statuses each review action starts from. */
 const APPROVABLE: PluginStatus[] = ['pending', 'rejected'];
@@ -44,8 +28,8 @@ export class PluginReviewService {
   ) {}
 
   /** The file as it is on disk, refused when it is no longer the file that was uploaded. */
-  async source(rawId: string): Promise<PluginSource> {
-    const plugin = await findPluginOr404(this.plugins, rawId);
+  async source(id: number | null): Promise<PluginSource> {
+    const plugin = await findPluginOr404(this.plugins, id);
     const content = await this.storage.read(plugin.filePath);
     if (content === null) {
       this.logger.warn(`Plugin ${plugin.id} (${plugin.name}): its file is missing or unusable`);
@@ -65,8 +49,8 @@ export class PluginReviewService {
     return { id: plugin.id, name: plugin.name, sha256, source_code: content.toString('utf8') };
   }
 
-  approve(reviewer: AuthUser, rawId: string): Promise<UserPlugin> {
-    return this.transition(rawId, APPROVABLE, () => ({
+  approve(reviewer: AuthUser, id: number | null): Promise<UserPlugin> {
+    return this.transition(id, APPROVABLE, () => ({
       status: 'approved',
       rejectionReason: null,
       reviewedByUserId: reviewer.id,
@@ -74,9 +58,9 @@ export class PluginReviewService {
     }));
   }
 
-  reject(reviewer: AuthUser, rawId: string, rawReason: string | undefined): Promise<UserPlugin> {
+  reject(reviewer: AuthUser, id: number | null, rawReason: string | undefined): Promise<UserPlugin> {
     // The reason is checked once the plugin is known to exist, before its status is.
-    return this.transition(rawId, REJECTABLE, () => ({
+    return this.transition(id, REJECTABLE, () => ({
       status: 'rejected',
       rejectionReason: validReason(rawReason),
       reviewedByUserId: reviewer.id,
@@ -85,8 +69,8 @@ export class PluginReviewService {
   }
 
   /** The row goes first: a file left behind by a failed unlink is harmless, a row without its file is not. */
-  async remove(rawId: string): Promise<null> {
-    const plugin = await findPluginOr404(this.plugins, rawId);
+  async remove(id: number | null): Promise<null> {
+    const plugin = await findPluginOr404(this.plugins, id);
     if (!(await this.plugins.delete(plugin.id))) throw pluginNotFound();
     await this.storage.remove(plugin.filePath);
     this.logger.log(`Plugin ${plugin.id} (${plugin.name}) deleted`);
@@ -94,8 +78,8 @@ export class PluginReviewService {
   }
 
   /** Built from the row's own timestamps: the upload and, once reviewed, the latest review. */
-  async history(rawId: string): Promise<ReviewHistory> {
-    const plugin = await findPluginOr404(this.plugins, rawId);
+  async history(id: number | null): Promise<ReviewHistory> {
+    const plugin = await findPluginOr404(this.plugins, id);
     const events: ReviewEvent[] = [
       { event: 'uploaded', at: plugin.createdAt.toISOString(), user_id: plugin.userId },
     ];
@@ -124,11 +108,11 @@ export class PluginReviewService {
    * plugin out of the same status; the loser is told the status it found.
    */
   private async transition(
-    rawId: string,
+    id: number | null,
     from: PluginStatus[],
     change: () => Partial<UserPlugin>,
   ): Promise<UserPlugin> {
-    const plugin = await findPluginOr404(this.plugins, rawId);
+    const plugin = await findPluginOr404(this.plugins, id);
     const values = change();
     if (!(await this.plugins.updateIfStatusIn(plugin.id, from, values))) {
       const current = await this.plugins.findById(plugin.id);

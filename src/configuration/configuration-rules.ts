@@ -1,13 +1,9 @@
 import { VALUE_MAX } from './configuration-defaults';
 
-/** An item as the API shows it. */
-export interface ConfigurationItemView {
-  dirty: boolean;
-  key: string;
-  descrip: string;
-  section: string;
-  value: string;
-}
+import type { ConfigurationItemView } from './dto/configuration.dto';
+
+/** An item as the API shows it: one declaration for the type and its OpenAPI schema. */
+export type { ConfigurationItemView };
 
 /** GET filters: an item passes when it matches every filter given (values of one filter: any of). */
 export interface ConfigurationFilter {

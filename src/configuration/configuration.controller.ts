@@ -1,23 +1,18 @@
-import { All, Controller, Get, Header, HttpCode, HttpStatus, Options, Patch, Req, Res } from '@nestjs/common';
-import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
-import { ApiError, methodNotAllowed } from '../common/api-error';
-import { AdminOnly, Public } from '../common/decorators';
+import { Controller, Get, Patch } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiTags } from '@nestjs/swagger';
+import { methodNotAllowed } from '../common/api-error';
+import { Args } from '../common/args';
+import { AdminRoute, Authenticated, OptionsRoute, UnsupportedMethods } from '../common/decorators';
 import { success } from '../common/envelopes';
-import { parseFlag, readParam, readParamValues } from '../common/request-params';
-import {
-  ApiDataEndpoint,
-  ApiOptionsEndpoint,
-  ApiQueryFilters,
-  ApiRequestArguments,
-} from '../openapi/api-docs';
-import {
-  CONFIGURATION_BY_SECTION,
-  CONFIGURATION_CHANGES,
-  CONFIGURATION_FILTERS,
-} from './configuration-schemas';
-import { ConfigurationFilter, ConfigurationItemView, requestedChanges } from './configuration-rules';
+import { mapOfLists } from '../openapi/api-docs';
+import type { RequestedChanges } from './configuration-rules';
+import { VALUE_MAX } from './configuration-defaults';
 import { ConfigurationService, INCORRECT_PARAMETERS } from './configuration.service';
+import {
+  ConfigurationChanges,
+  ConfigurationFilterArgs,
+  ConfigurationItemView,
+} from './dto/configuration.dto';
 
 const ALLOW = 'GET, PATCH, OPTIONS';
 
@@ -28,61 +23,60 @@ export class ConfigurationController {
   constructor(private readonly configuration: ConfigurationService) {}
 
   /** Any valid token may read; unknown filter arguments are ignored. */
-  @ApiDataEndpoint({
+  @Authenticated({
     summary: 'Configuration items grouped by section',
     description: 'Filters combine; unknown arguments are ignored.',
-    access: 'user',
-    data: CONFIGURATION_BY_SECTION,
+    data: mapOfLists(
+      ConfigurationItemView,
+      'Section name to its items; sections and keys in code-point order',
+    ),
     fails: { 400: [INCORRECT_PARAMETERS] },
+    query: ConfigurationFilterArgs,
   })
-  @ApiQueryFilters(CONFIGURATION_FILTERS)
   @Get()
   async list(
-    @Req() request: Request,
+    @Args() args: ConfigurationFilterArgs,
   ): Promise<{ status: 'success'; data: Record<string, ConfigurationItemView[]> }> {
-    const dirty = parseFlag(readParam(request, 'dirty'));
-    if (dirty === null) {
-      throw new ApiError(HttpStatus.BAD_REQUEST, INCORRECT_PARAMETERS, { dirty: 'must be true or false' });
-    }
-    const filter: ConfigurationFilter = {
-      keys: readParamValues(request, 'key'),
-      sections: readParamValues(request, 'section'),
-      dirty,
-    };
-    return success(await this.configuration.list(filter));
+    return success(
+      await this.configuration.list({ keys: args.key, sections: args.section, dirty: args.dirty }),
+    );
   }
 
   /** Tool paths decide which programs the framework runs, so changing them is an admin's act. */
-  @ApiDataEndpoint({
+  @AdminRoute({
     summary: 'Set configuration values (admins)',
     description:
-      'The changed items are marked dirty. 400 when no argument is given, or a value is not text, longer ' +
-      'than allowed or holds control characters (`errors` names each key).',
-    access: 'admin',
+      'One argument per configuration key, its value the new value (the first one when a key is repeated); ' +
+      'every key must exist, and all changes are applied or none. The changed items are marked dirty. ' +
+      '400 when no argument is given, or a value is not text, longer than allowed or holds control ' +
+      'characters (`errors` names each key).',
     data: null,
     fails: { 400: [INCORRECT_PARAMETERS], 422: ['Invalid configuration item specified'] },
   })
-  @ApiRequestArguments(CONFIGURATION_CHANGES)
+  // The argument names are the configuration keys, so only a map describes them.
+  @ApiConsumes('application/x-www-form-urlencoded', 'application/json', 'multipart/form-data')
+  @ApiBody({
+    description: 'Also accepted as query-string arguments.',
+    required: false,
+    schema: {
+      type: 'object',
+      additionalProperties: { type: 'string', maxLength: VALUE_MAX },
+      example: { sqlmap_path: '/usr/bin/sqlmap' },
+    },
+  })
   @Patch()
-  @AdminOnly()
-  async update(@Req() request: Request): Promise<{ status: 'success'; data: null }> {
-    await this.configuration.update(requestedChanges(request.body, request.query));
+  async update(
+    @ConfigurationChanges() changes: RequestedChanges,
+  ): Promise<{ status: 'success'; data: null }> {
+    await this.configuration.update(changes);
     return success(null);
   }
 
-  /** A CORS preflight carries no token, so the answer to OPTIONS is public. */
-  @ApiOptionsEndpoint(ALLOW)
-  @Options()
-  @Public()
-  @HttpCode(204)
-  @Header('Allow', ALLOW)
+  @OptionsRoute('', ALLOW)
   options(): void {}
 
-  /** Which methods exist is no secret: told before any token check, as a router would. */
-  @ApiExcludeEndpoint()
-  @All()
-  @Public()
-  unsupported(@Res({ passthrough: true }) response: Response): never {
-    return methodNotAllowed(response, ALLOW);
+  @UnsupportedMethods('')
+  unsupported(): never {
+    throw methodNotAllowed(ALLOW);
   }
 }

@@ -1,5 +1,5 @@
 import { Controller, Get, HttpStatus, Inject, ServiceUnavailableException } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import type { HealthCheckResult } from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -11,7 +11,7 @@ import { Public } from '../common/decorators';
 import { success } from '../common/envelopes';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { ApiFailResponses, dataEnvelope } from '../openapi/api-docs';
+import { ApiDataResponse, ApiFailResponses, inline } from '../openapi/api-docs';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -29,9 +29,7 @@ export class HealthController {
 
   /** Liveness: the process answers. */
   @ApiOperation({ summary: 'Liveness' })
-  @ApiOkResponse({
-    schema: dataEnvelope({ type: 'object', properties: { status: { type: 'string', enum: ['ok'] } } }),
-  })
+  @ApiDataResponse(200, inline({ type: 'object', properties: { status: { type: 'string', enum: ['ok'] } } }))
   @Get()
   live() {
     return success({ status: 'ok' });
@@ -39,7 +37,7 @@ export class HealthController {
 
   /** Readiness: database reachable, migrations applied, plugin directory writable. */
   @ApiOperation({ summary: 'Readiness: database, migrations, plugin directory' })
-  @ApiOkResponse({ schema: dataEnvelope({ type: 'object' }) })
+  @ApiDataResponse(200, inline({ type: 'object', description: 'Up or down per check' }))
   @ApiFailResponses(503)
   @Get('ready')
   async ready() {

@@ -1,188 +1,143 @@
-import { applyDecorators } from '@nestjs/common';
+import { applyDecorators, Type } from '@nestjs/common';
 import {
   ApiBody,
   ApiConsumes,
   ApiExtension,
+  ApiExtraModels,
   ApiNoContentResponse,
-  ApiOkResponse,
   ApiOperation,
+  ApiParam,
+  ApiProperty,
+  ApiPropertyOptional,
   ApiQuery,
   ApiResponse,
-  ApiTooManyRequestsResponse,
-  ApiServiceUnavailableResponse,
+  ApiSchema,
+  getSchemaPath,
 } from '@nestjs/swagger';
 import type { ReferenceObject, SchemaObject } from '@nestjs/swagger';
+import { MAX_ID } from '../common/request-params';
 
 /** Marks an operation as needing no token; openapi.ts turns it into `security: []`. */
 export const PUBLIC_EXTENSION = 'x-svc-public';
 export const ApiPublic = () => ApiExtension(PUBLIC_EXTENSION, true);
 
-const NAMED_SCHEMAS = new Map<string, SchemaObject>();
+/** The body of every error (all-exceptions.filter.ts). */
+@ApiSchema({ name: 'Fail' })
+export class FailResponse {
+  @ApiProperty({ enum: ['fail'] })
+  status!: 'fail';
+
+  @ApiProperty()
+  message!: string;
+
+  @ApiPropertyOptional({ description: 'Several findings, e.g. per field or per validator rule' })
+  errors?: unknown;
+
+  @ApiPropertyOptional({ description: 'Only on 500: the id under which the error was logged' })
+  error_id?: string;
+}
+
+/** The answer of an account endpoint (common/envelopes.ts), success and failure alike. */
+@ApiSchema({ name: 'AccountResponse' })
+export class AccountResponseBody {
+  @ApiProperty({ enum: ['success', 'fail'] })
+  status!: 'success' | 'fail';
+
+  @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'object' }] })
+  message!: unknown;
+}
 
 /**
- * A schema listed once under `components/schemas` and referred to by name wherever it is
- * used; openapi.ts adds the listed ones to the document.
+ * What `data` holds: a response DTO class, `[Class]` for a list of them, `null` for
+ * operations whose data is always null, or a schema built by `oneOf` / `mapOf`.
  */
-export function namedSchema(name: string, schema: SchemaObject): ReferenceObject {
-  const known = NAMED_SCHEMAS.get(name);
-  if (known && known !== schema) throw new Error(`Two OpenAPI schemas are named ${name}`);
-  NAMED_SCHEMAS.set(name, schema);
-  return { $ref: `#/components/schemas/${name}` };
+export type DataSpec = Type<unknown> | [Type<unknown>] | null | BuiltSchema;
+
+export interface BuiltSchema {
+  schema: SchemaObject | ReferenceObject;
+  models: Array<Type<unknown>>;
 }
 
-export const namedSchemas = (): Record<string, SchemaObject> => Object.fromEntries(NAMED_SCHEMAS);
+const ref = (model: Type<unknown>): ReferenceObject => ({ $ref: getSchemaPath(model) });
 
-export const FAIL_SCHEMA: SchemaObject = {
-  type: 'object',
-  required: ['status', 'message'],
-  properties: {
-    status: { type: 'string', enum: ['fail'] },
-    message: { type: 'string' },
-    errors: { description: 'Several findings, e.g. per field or per validator rule' },
-    error_id: { type: 'string', description: 'Only on 500: the id under which the error was logged' },
-  },
-};
+/** One of several DTO classes, e.g. the plugin view a caller gets. */
+export const oneOf = (...models: Array<Type<unknown>>): BuiltSchema => ({
+  schema: { oneOf: models.map(ref) },
+  models,
+});
 
-const ACCOUNT_SCHEMA: SchemaObject = {
-  type: 'object',
-  required: ['status', 'message'],
-  properties: {
-    status: { type: 'string', enum: ['success', 'fail'] },
-    message: { oneOf: [{ type: 'string' }, { type: 'object' }] },
-  },
-};
+/** A schema written out, for data no DTO class describes (e.g. a health check's result). */
+export const inline = (schema: SchemaObject): BuiltSchema => ({ schema, models: [] });
 
-const FAIL = namedSchema('Fail', FAIL_SCHEMA);
+/** An object of names to lists of a DTO class. */
+export const mapOfLists = (model: Type<unknown>, description: string): BuiltSchema => ({
+  schema: { type: 'object', description, additionalProperties: { type: 'array', items: ref(model) } },
+  models: [model],
+});
 
-/** `data` of the operations whose success carries nothing. */
-export const NULL_DATA: SchemaObject = { nullable: true, enum: [null], description: 'Always null' };
-
-export function dataEnvelope(data: SchemaObject | ReferenceObject): SchemaObject {
-  return {
-    type: 'object',
-    required: ['status', 'data'],
-    properties: { status: { type: 'string', enum: ['success'] }, data },
-  };
+function built(data: DataSpec): BuiltSchema {
+  if (data === null)
+    return { schema: { nullable: true, enum: [null], description: 'Always null' }, models: [] };
+  if (Array.isArray(data)) return { schema: { type: 'array', items: ref(data[0]) }, models: [data[0]] };
+  if (typeof data === 'function') return { schema: ref(data), models: [data] };
+  return data;
 }
 
-const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad request',
-  401: 'Missing, invalid, expired or revoked token (`Unauthorized`)',
-  403: 'Forbidden (`Admin privileges required`)',
-  404: 'Not found',
-  405: 'Method not allowed',
-  409: 'Conflict',
-  413: 'Payload too large',
-  422: 'Unprocessable entity',
-  429: 'Too many requests',
-  503: 'Service unavailable',
-};
-
-/** The fail envelopes an operation can answer with, each with its HTTP status. */
-export function ApiFailResponses(...statuses: number[]) {
+/** `{status: 'success', data}` around the data's schema. */
+export function ApiDataResponse(status: number, data: DataSpec) {
+  const { schema, models } = built(data);
   return applyDecorators(
-    ...statuses.map((status) => ApiResponse({ status, description: STATUS_TEXT[status], schema: FAIL })),
+    ApiExtraModels(...models),
+    ApiResponse({
+      status,
+      description: status === 201 ? 'Created' : 'Success',
+      schema: {
+        type: 'object',
+        required: ['status', 'data'],
+        properties: { status: { type: 'string', enum: ['success'] }, data: schema },
+      },
+    }),
   );
-}
-
-/**
- * A spec account endpoint: public, parameters as JSON, urlencoded or multipart fields (or the
- * query string), HTTP 200 for success and failure alike; the spec's messages listed.
- */
-export function ApiAccountEndpoint(options: {
-  summary: string;
-  params?: Record<string, string>;
-  messages: string[];
-  rateLimited?: boolean;
-}) {
-  const decorators = [
-    ApiOperation({
-      summary: options.summary,
-      description: `Messages: ${options.messages.map((message) => `\`${message}\``).join(', ')}.`,
-    }),
-    ApiOkResponse({
-      description: 'Success or failure, told by `status`',
-      schema: namedSchema('AccountResponse', ACCOUNT_SCHEMA),
-    }),
-  ];
-  if (options.params) {
-    const properties = Object.fromEntries(
-      Object.entries(options.params).map(([name, description]) => [name, { type: 'string', description }]),
-    );
-    decorators.push(
-      ApiConsumes('application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'),
-      ApiBody({ schema: { type: 'object', properties } }),
-    );
-  }
-  if (options.rateLimited) {
-    decorators.push(
-      ApiTooManyRequestsResponse({
-        description: '`Too many requests`; `Retry-After` gives the seconds to wait',
-        schema: FAIL,
-      }),
-      ApiServiceUnavailableResponse({
-        description: '`Service unavailable`: the database or the shared limit store did not answer',
-        schema: FAIL,
-      }),
-    );
-  }
-  return applyDecorators(...decorators);
 }
 
 /** The fail messages an operation answers, by HTTP status. */
 export type FailMessages = Partial<Record<number, readonly string[]>>;
 
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Missing, invalid, expired or revoked token (`Unauthorized`)',
+  403: 'Forbidden (`Admin privileges required`)',
+  429: '`Too many requests`; `Retry-After` gives the seconds to wait',
+  503: '`Service unavailable`',
+};
+
 const quoted = (messages: readonly string[]): string =>
   messages.map((message) => `\`${message}\``).join(', ');
 
-/** Each status with the exact messages it comes with. */
+/** Each status with the exact messages it comes with, in the fail envelope. */
 export function ApiFailMessages(fails: FailMessages) {
   return applyDecorators(
+    ApiExtraModels(FailResponse),
     ...Object.entries(fails).map(([status, messages]) =>
-      ApiResponse({ status: Number(status), description: quoted(messages ?? []), schema: FAIL }),
+      ApiResponse({
+        status: Number(status),
+        description: messages?.length ? quoted(messages) : STATUS_TEXT[Number(status)],
+        schema: ref(FailResponse),
+      }),
     ),
   );
 }
 
-/**
- * A `{status: 'success', data}` endpoint behind the bearer token: the schema of `data`, and
- * the fail statuses it answers with their messages. 401 (and 403 for admin routes, from the
- * guards) are added from `access`.
- */
-export function ApiDataEndpoint(options: {
-  summary: string;
-  description?: string;
-  access: 'user' | 'admin';
-  /** `null` for operations whose data is always null. */
-  data: SchemaObject | ReferenceObject | null;
-  /** 201 for creations. */
-  status?: 200 | 201;
-  fails?: FailMessages;
-}) {
-  return applyDecorators(
-    ApiOperation({ summary: options.summary, description: options.description }),
-    ApiResponse({
-      status: options.status ?? 200,
-      description: options.status === 201 ? 'Created' : 'Success',
-      schema: dataEnvelope(options.data ?? NULL_DATA),
-    }),
-    ApiFailMessages(withGuards(options.access, options.fails)),
-  );
+/** Fail statuses with their general meaning, where the messages are not the operation's own. */
+export function ApiFailResponses(...statuses: number[]) {
+  return ApiFailMessages(Object.fromEntries(statuses.map((status) => [status, []])));
 }
 
 /**
- * A method and path the router serves only to refuse it, as the spec's rules say (e.g. POST
- * with a session id): no success, only the errors it answers.
+ * 401 from the JWT guard and, on admin routes, 403 from the admin guard, then the
+ * operation's own: the access rule and its documentation are one fact.
  */
-export function ApiRefusal(options: { summary: string; description?: string; fails: FailMessages }) {
-  return applyDecorators(
-    ApiOperation({ summary: options.summary, description: options.description }),
-    ApiFailMessages(withGuards('user', options.fails)),
-  );
-}
-
-/** 401 from the JWT guard and, on admin routes, 403 from the admin guard, then the operation's own. */
-function withGuards(access: 'user' | 'admin', own: FailMessages = {}): FailMessages {
+export function withGuards(access: 'user' | 'admin', own: FailMessages = {}): FailMessages {
   const fails: FailMessages = { 401: ['Unauthorized'] };
   if (access === 'admin') fails[403] = ['Admin privileges required'];
   for (const [status, messages] of Object.entries(own)) {
@@ -192,25 +147,19 @@ function withGuards(access: 'user' | 'admin', own: FailMessages = {}): FailMessa
 }
 
 /**
- * Request arguments read from the body (JSON, urlencoded or multipart fields) or else from
- * the query string, as `readParam` does.
+ * Request arguments of `@Args()`: a body in any of its encodings, or the same names in the
+ * query string (hence not required).
  */
-export function ApiRequestArguments(schema: SchemaObject) {
+export function ApiArgsBody(args: Type<unknown>) {
   return applyDecorators(
     ApiConsumes('application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'),
-    // Not required: the same arguments may come in the query string instead.
-    ApiBody({ description: 'Also accepted as query-string arguments.', required: false, schema }),
+    ApiBody({ description: 'Also accepted as query-string arguments.', required: false, type: args }),
   );
 }
 
-/** Optional query-string filters; a repeatable one has an array schema (`key=a&key=b`). */
-export function ApiQueryFilters(filters: Record<string, SchemaObject>) {
-  return applyDecorators(
-    ...Object.entries(filters).map(([name, schema]) => {
-      const { description, ...rest } = schema;
-      return ApiQuery({ name, required: false, description, schema: rest });
-    }),
-  );
+/** Query-string arguments of `@Args()` on a GET: each property of the DTO class, optional. */
+export function ApiArgsQuery(args: Type<unknown>) {
+  return applyDecorators(ApiExtraModels(args), ApiQuery({ type: args, required: false }));
 }
 
 /** OPTIONS: public, as a CORS preflight carries no token; the methods are told in `Allow`. */
@@ -226,3 +175,11 @@ export function ApiOptionsEndpoint(allow: string) {
     }),
   );
 }
+
+/** A row id in a path, as ParseIdPipe reads it. */
+export const ApiIdParam = (name: string) =>
+  ApiParam({
+    name,
+    schema: { type: 'integer', minimum: 1, maximum: MAX_ID },
+    description: 'Decimal digits without a leading zero; any other spelling names nothing',
+  });

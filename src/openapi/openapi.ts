@@ -1,7 +1,14 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import type { OpenAPIObject, OperationObject, ParameterObject, ReferenceObject } from '@nestjs/swagger';
-import { namedSchemas, PUBLIC_EXTENSION } from './api-docs';
+import type {
+  OpenAPIObject,
+  OperationObject,
+  ParameterObject,
+  ReferenceObject,
+  RequestBodyObject,
+  SchemaObject,
+} from '@nestjs/swagger';
+import { PUBLIC_EXTENSION } from './api-docs';
 
 export const OPENAPI_UI_PATH = 'api/docs';
 export const OPENAPI_JSON_PATH = 'api/docs-json';
@@ -36,10 +43,6 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     operationIdFactory: (controller: string, method: string) =>
       `${controller}_${method.replace(/\[(\d+)\]$/, '_$1')}`,
   });
-  document.components = {
-    ...document.components,
-    schemas: { ...document.components?.schemas, ...namedSchemas() },
-  };
   for (const [path, operation] of operationsOf(document)) {
     // Deny by default: every operation needs the bearer token unless its route is @Public().
     if (PUBLIC_EXTENSION in operation) {
@@ -54,8 +57,24 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     operation.parameters = operation.parameters
       ?.filter((parameter) => place(parameter) !== -1)
       .sort((left, right) => place(left) - place(right));
+    inlineRequestBody(document, operation);
   }
   return document;
+}
+
+/**
+ * A request DTO belongs to one operation: its form is shown where it is sent (Swagger UI
+ * renders a multipart form field by field only from an inline schema) rather than as a
+ * shared component.
+ */
+function inlineRequestBody(document: OpenAPIObject, operation: OperationObject): void {
+  const body = operation.requestBody as RequestBodyObject | undefined;
+  for (const media of Object.values(body?.content ?? {})) {
+    const ref = (media.schema as ReferenceObject | undefined)?.$ref;
+    const name = ref?.replace('#/components/schemas/', '');
+    const schema = name ? (document.components?.schemas?.[name] as SchemaObject | undefined) : undefined;
+    if (schema) media.schema = schema;
+  }
 }
 
 function* operationsOf(document: OpenAPIObject): Generator<[string, OperationObject]> {

@@ -1,41 +1,21 @@
-import {
-  All,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  HttpStatus,
-  Options,
-  Param,
-  Patch,
-  Post,
-  Req,
-  Res,
-} from '@nestjs/common';
-import { ApiExcludeEndpoint, ApiParam, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
-import { ApiError, methodNotAllowed } from '../common/api-error';
-import { CurrentUser, Public } from '../common/decorators';
+import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
+import { ApiParam, ApiTags } from '@nestjs/swagger';
+import { methodNotAllowed } from '../common/api-error';
+import { Args } from '../common/args';
+import { Authenticated, CurrentUser, OptionsRoute, UnsupportedMethods } from '../common/decorators';
 import type { AuthUser } from '../common/decorators';
 import { success } from '../common/envelopes';
-import { parseFlag, readParam } from '../common/request-params';
+import { ParseIdPipe } from '../common/parse-id.pipe';
+import { ApiIdParam } from '../openapi/api-docs';
 import {
-  ApiDataEndpoint,
-  ApiOptionsEndpoint,
-  ApiQueryFilters,
-  ApiRefusal,
-  ApiRequestArguments,
-} from '../openapi/api-docs';
-import {
-  ACTIVE_FILTER,
-  NEW_SESSION,
-  SESSION_DETAIL,
-  SESSION_ID,
-  SESSION_LIST,
-  SESSION_TARGET,
-} from './session-schemas';
+  NewSessionArgs,
+  SessionDetail,
+  SessionFilterArgs,
+  SessionSummary,
+  SessionTargetArgs,
+} from './dto/session.dto';
 import { SESSION_MESSAGES as M } from './session-rules';
-import { SessionDetail, SessionPath, SessionsService, SessionSummary } from './sessions.service';
+import { SessionPath, SessionsService } from './sessions.service';
 
 /**
  * The spec's path shape `/sessions/[<session_id>[/<action>]]` as one route per shape, so that
@@ -50,7 +30,7 @@ const WITH_ACTION = 'sessions/:session_id/:action';
 const SESSION_PATHS = [LIST, ONE, WITH_ACTION];
 const ALLOW = 'GET, POST, PATCH, DELETE, OPTIONS';
 
-const ApiSessionId = () => ApiParam({ name: 'session_id', schema: SESSION_ID });
+const ApiSessionId = () => ApiIdParam('session_id');
 const ApiAction = (description: string, values?: string[]) =>
   ApiParam({
     name: 'action',
@@ -65,36 +45,37 @@ type Data<T> = Promise<{ status: 'success'; data: T }>;
 export class SessionsController {
   constructor(private readonly sessions: SessionsService) {}
 
-  @ApiDataEndpoint({
+  @Authenticated({
     summary: "The caller's sessions, by id",
-    access: 'user',
-    data: SESSION_LIST,
+    data: [SessionSummary],
     fails: { 400: [M.incorrectParameters] },
+    query: SessionFilterArgs,
   })
-  @ApiQueryFilters({ active: ACTIVE_FILTER })
   @Get(LIST)
-  list(@CurrentUser() user: AuthUser, @Req() request: Request): Data<SessionSummary[] | SessionDetail> {
-    return this.read(user, {}, request);
+  list(
+    @CurrentUser() user: AuthUser,
+    @Args() args: SessionFilterArgs,
+  ): Data<SessionSummary[] | SessionDetail> {
+    return this.read(user, {}, args);
   }
 
-  @ApiDataEndpoint({
+  @Authenticated({
     summary: "One of the caller's sessions, with its targets",
     description: '`Incorrect query parameters` when `active` is given and is not a flag.',
-    access: 'user',
-    data: SESSION_DETAIL,
+    data: SessionDetail,
     fails: { 400: [M.invalidSessionId, M.incorrectParameters] },
   })
   @ApiSessionId()
   @Get(ONE)
   detail(
     @CurrentUser() user: AuthUser,
-    @Param('session_id') sessionId: string,
-    @Req() request: Request,
+    @Param('session_id', ParseIdPipe) sessionId: number | null,
+    @Args() args: SessionFilterArgs,
   ): Data<SessionSummary[] | SessionDetail> {
-    return this.read(user, { sessionId }, request);
+    return this.read(user, { sessionId }, args);
   }
 
-  @ApiRefusal({
+  @Authenticated({
     summary: 'Refused: reading takes no action',
     fails: { 400: [M.incorrectParameters], 422: [M.actionMustBeNone] },
   })
@@ -103,28 +84,27 @@ export class SessionsController {
   @Get(WITH_ACTION)
   readOutOfShape(
     @CurrentUser() user: AuthUser,
-    @Param('session_id') sessionId: string,
+    @Param('session_id', ParseIdPipe) sessionId: number | null,
     @Param('action') action: string,
-    @Req() request: Request,
+    @Args() args: SessionFilterArgs,
   ): Data<SessionSummary[] | SessionDetail> {
-    return this.read(user, { sessionId, action }, request);
+    return this.read(user, { sessionId, action }, args);
   }
 
-  @ApiDataEndpoint({
+  @Authenticated({
     summary: "Create a session; it becomes the caller's active one",
     description: `\`${M.databaseFailure}\` when the caller already has a session of that name.`,
-    access: 'user',
     status: 201,
     data: null,
     fails: { 400: [M.incorrectParameters, M.databaseFailure] },
+    args: NewSessionArgs,
   })
-  @ApiRequestArguments(NEW_SESSION)
   @Post(LIST)
-  create(@CurrentUser() user: AuthUser, @Req() request: Request): Data<null> {
-    return this.createAt(user, {}, request);
+  create(@CurrentUser() user: AuthUser, @Args() args: NewSessionArgs): Data<null> {
+    return this.createAt(user, {}, args);
   }
 
-  @ApiRefusal({
+  @Authenticated({
     summary: 'Refused: a session is created on `/sessions`',
     fails: { 400: [M.incorrectParameters] },
   })
@@ -133,37 +113,36 @@ export class SessionsController {
   @Post([ONE, WITH_ACTION])
   createOutOfShape(
     @CurrentUser() user: AuthUser,
-    @Param('session_id') sessionId: string,
+    @Param('session_id', ParseIdPipe) sessionId: number | null,
     @Param('action') action: string | undefined,
-    @Req() request: Request,
+    @Args() args: NewSessionArgs,
   ): Data<null> {
-    return this.createAt(user, { sessionId, action }, request);
+    return this.createAt(user, { sessionId, action }, args);
   }
 
-  @ApiDataEndpoint({
+  @Authenticated({
     summary: 'Activate a session, or add or remove one of its targets',
     description:
       "`activate` makes it the caller's only active session. `add` and `remove` need `target_id`. " +
       `\`${M.invalidParameterType}\` for an unknown session; \`${M.incorrectParameters}\` for an unknown ` +
       `action or a missing \`target_id\`; \`${M.invalidTargetReference}\` for a target that is not the caller's.`,
-    access: 'user',
     data: null,
     fails: { 400: [M.invalidParameterType, M.incorrectParameters, M.invalidTargetReference] },
+    args: SessionTargetArgs,
   })
   @ApiSessionId()
   @ApiAction('What to do', ['add', 'remove', 'activate'])
-  @ApiRequestArguments(SESSION_TARGET)
   @Patch(WITH_ACTION)
   change(
     @CurrentUser() user: AuthUser,
-    @Param('session_id') sessionId: string,
+    @Param('session_id', ParseIdPipe) sessionId: number | null,
     @Param('action') action: string,
-    @Req() request: Request,
+    @Args() args: SessionTargetArgs,
   ): Data<null> {
-    return this.changeAt(user, { sessionId, action }, request);
+    return this.changeAt(user, { sessionId, action }, args);
   }
 
-  @ApiRefusal({
+  @Authenticated({
     summary: 'Refused: a change names a session and an action',
     description: `\`${M.invalidParameterType}\` when the session given is not one of the caller's.`,
     fails: { 400: [M.incorrectParameters, M.invalidParameterType] },
@@ -172,25 +151,27 @@ export class SessionsController {
   @Patch([LIST, ONE])
   changeOutOfShape(
     @CurrentUser() user: AuthUser,
-    @Param('session_id') sessionId: string | undefined,
-    @Req() request: Request,
+    @Param('session_id', ParseIdPipe) sessionId: number | null | undefined,
+    @Args() args: SessionTargetArgs,
   ): Data<null> {
-    return this.changeAt(user, { sessionId }, request);
+    return this.changeAt(user, { sessionId }, args);
   }
 
-  @ApiDataEndpoint({
+  @Authenticated({
     summary: 'Delete a session and its target links',
-    access: 'user',
     data: null,
     fails: { 400: [M.invalidSessionId] },
   })
   @ApiSessionId()
   @Delete(ONE)
-  remove(@CurrentUser() user: AuthUser, @Param('session_id') sessionId: string): Data<null> {
+  remove(
+    @CurrentUser() user: AuthUser,
+    @Param('session_id', ParseIdPipe) sessionId: number | null,
+  ): Data<null> {
     return this.removeAt(user, { sessionId });
   }
 
-  @ApiRefusal({
+  @Authenticated({
     summary: 'Refused: a deletion names a session and no action',
     fails: { 400: [M.incorrectParameters] },
   })
@@ -199,48 +180,37 @@ export class SessionsController {
   @Delete([LIST, WITH_ACTION])
   removeOutOfShape(
     @CurrentUser() user: AuthUser,
-    @Param('session_id') sessionId: string | undefined,
+    @Param('session_id', ParseIdPipe) sessionId: number | null | undefined,
     @Param('action') action: string | undefined,
   ): Data<null> {
     return this.removeAt(user, { sessionId, action });
   }
 
-  /** Public like the configuration's OPTIONS: a CORS preflight carries no token. */
-  @ApiOptionsEndpoint(ALLOW)
   @ApiSessionId()
   @ApiAction('Any')
-  @Options(SESSION_PATHS)
-  @Public()
-  @HttpCode(204)
-  options(@Res({ passthrough: true }) response: Response): void {
-    response.setHeader('Allow', ALLOW);
-  }
+  @OptionsRoute(SESSION_PATHS, ALLOW)
+  options(): void {}
 
-  /** Which methods exist is no secret: told before any token check, as a router would. */
-  @ApiExcludeEndpoint()
-  @All(SESSION_PATHS)
-  @Public()
-  unsupported(@Res({ passthrough: true }) response: Response): never {
-    return methodNotAllowed(response, ALLOW);
+  @UnsupportedMethods(SESSION_PATHS)
+  unsupported(): never {
+    throw methodNotAllowed(ALLOW);
   }
 
   private async read(
     user: AuthUser,
     path: SessionPath,
-    request: Request,
+    args: SessionFilterArgs,
   ): Data<SessionSummary[] | SessionDetail> {
-    const active = parseFlag(readParam(request, 'active'));
-    if (active === null) throw new ApiError(HttpStatus.BAD_REQUEST, M.incorrectParameters);
-    return success(await this.sessions.read(user, path, active));
+    return success(await this.sessions.read(user, path, args.active));
   }
 
-  private async createAt(user: AuthUser, path: SessionPath, request: Request): Data<null> {
-    await this.sessions.create(user, path, readParam(request, 'name'));
+  private async createAt(user: AuthUser, path: SessionPath, args: NewSessionArgs): Data<null> {
+    await this.sessions.create(user, path, args.name);
     return success(null);
   }
 
-  private async changeAt(user: AuthUser, path: SessionPath, request: Request): Data<null> {
-    await this.sessions.change(user, path, readParam(request, 'target_id'));
+  private async changeAt(user: AuthUser, path: SessionPath, args: SessionTargetArgs): Data<null> {
+    await this.sessions.change(user, path, args.target_id);
     return success(null);
   }
 

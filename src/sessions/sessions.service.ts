@@ -4,6 +4,7 @@ import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import type { AuthUser } from '../common/decorators';
 import { isMissing, parseId } from '../common/request-params';
+import type { SessionDetail, SessionSummary } from './dto/session.dto';
 import { isDuplicateKeyError, isForeignKeyError, isIntegrityError } from '../database/integrity-error';
 import { TargetsService } from '../targets/targets.service';
 import { UsersRepository } from '../users/users.repository';
@@ -11,19 +12,14 @@ import type { Session } from './session.entity';
 import { SessionsRepository } from './sessions.repository';
 import { parseAction, parseSessionName, SESSION_MESSAGES as M } from './session-rules';
 
-export interface SessionSummary {
-  id: number;
-  name: string;
-  active: boolean;
-}
+export type { SessionDetail, SessionSummary };
 
-export interface SessionDetail extends SessionSummary {
-  targets: number[];
-}
-
-/** The path of a session request: `/sessions/[<session_id>[/<action>]]`, segments as given. */
+/**
+ * The path of a session request: `/sessions/[<session_id>[/<action>]]`; the id as ParseIdPipe
+ * read it (`null`: it names no session), the action as given.
+ */
 export interface SessionPath {
-  sessionId?: string;
+  sessionId?: number | null;
   action?: string;
 }
 
@@ -120,8 +116,7 @@ export class SessionsService {
   }
 
   /** A malformed id, an unknown one and another user's all come back as null. */
-  private async findOwned(user: AuthUser, rawId: string): Promise<Session | null> {
-    const id = parseId(rawId);
+  private async findOwned(user: AuthUser, id: number | null): Promise<Session | null> {
     return id === null ? null : this.sessions.findOwned(user.id, id);
   }
 

@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import type { TargetView } from './dto/target.dto';
 
 /** A URL to assess, owned by the user who added it; its parts are parsed once, on creation. */
 @Entity('targets')
@@ -35,16 +36,7 @@ export class Target {
   createdAt!: Date;
 }
 
-export interface TargetView {
-  id: number;
-  target_url: string;
-  url_scheme: string;
-  host_name: string;
-  port_number: number;
-  host_path: string;
-  scope: boolean;
-  created_at: string;
-}
+export type { TargetView };
 
 export function toTargetView(target: Target): TargetView {
   return {

@@ -4,7 +4,8 @@ import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isDuplicateKeyError } from '../database/integrity-error';
 import { normalizeHostName, parseTargetUrl, ParsedTargetUrl } from './target-url';
-import { Target, TargetView, toTargetView } from './target.entity';
+import type { TargetPage, TargetView } from './dto/target.dto';
+import { Target, toTargetView } from './target.entity';
 import { TargetsRepository } from './targets.repository';
 
 export interface TargetQuery {
@@ -15,12 +16,7 @@ export interface TargetQuery {
   offset: number;
 }
 
-export interface TargetPage {
-  total: number;
-  limit: number;
-  offset: number;
-  targets: TargetView[];
-}
+export type { TargetPage };
 
 export const TARGET_NOT_FOUND = 'Target not found';
 

@@ -1,4 +1,5 @@
-import { SetMetadata } from '@nestjs/common';
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { AdminRoute, Authenticated, RouteOptions } from '../../common/decorators';
 import type { AuthUser } from '../../common/decorators';
 import type { UserPlugin } from '../user-plugin.entity';
 import { toAdminView, toOwnerView, toPublicView } from './plugin-views';
@@ -15,6 +16,16 @@ export const PLUGIN_AUDIENCE = 'svc:pluginAudience';
 export type PluginAudience = 'uploader' | 'catalogue' | 'detail' | 'reviewer';
 
 export const ForAudience = (audience: PluginAudience) => SetMetadata(PLUGIN_AUDIENCE, audience);
+
+/**
+ * A route that answers plugins: PluginViewInterceptor shows each in the view of `audience`.
+ * Reviewer routes are admin routes; the others are open to every authenticated user.
+ */
+export const PluginView = (audience: PluginAudience, options: RouteOptions) =>
+  applyDecorators(
+    ForAudience(audience),
+    audience === 'reviewer' ? AdminRoute(options) : Authenticated(options),
+  );
 
 export function viewFor(audience: PluginAudience, caller: AuthUser, plugin: UserPlugin): object {
   switch (audience) {

@@ -1,30 +1,72 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { PLUGIN_GROUPS, PLUGIN_STATUSES, PLUGIN_TYPES } from '../plugin-constants';
 import type { UserPlugin } from '../user-plugin.entity';
 
+/*
+ * The three views, each the one before plus its own fields. A class is the type the view
+ * function returns and, through its @ApiProperty, the schema the document shows: one
+ * declaration, so the two cannot drift apart.
+ */
+
 /** What any authenticated user may see: metadata only. */
-export interface PublicPluginView {
-  id: number;
-  name: string;
-  description: string;
-  group: string;
-  type: string;
-  author: string;
-  status: string;
-  sha256: string | null;
-  created_at: string;
-  updated_at: string;
+@ApiSchema({ name: 'PublicPlugin', description: 'What any signed-in user sees' })
+export class PublicPluginView {
+  @ApiProperty({ type: 'integer' })
+  id!: number;
+
+  @ApiProperty()
+  name!: string;
+
+  @ApiProperty()
+  description!: string;
+
+  @ApiProperty({ enum: [...PLUGIN_GROUPS] })
+  group!: string;
+
+  @ApiProperty({ enum: [...PLUGIN_TYPES] })
+  type!: string;
+
+  @ApiProperty()
+  author!: string;
+
+  @ApiProperty({ enum: [...PLUGIN_STATUSES] })
+  status!: string;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Hex SHA-256 of the file; null on rows older than hashes',
+  })
+  sha256!: string | null;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  updated_at!: string;
 }
 
 /** The uploader also sees why a plugin was rejected. */
-export interface OwnerPluginView extends PublicPluginView {
-  rejection_reason: string | null;
-  user_id: number;
+@ApiSchema({ name: 'OwnerPlugin', description: 'What the uploader sees' })
+export class OwnerPluginView extends PublicPluginView {
+  @ApiProperty({ type: String, nullable: true })
+  rejection_reason!: string | null;
+
+  @ApiProperty({ type: 'integer', description: 'The uploader' })
+  user_id!: number;
 }
 
 /** Admins also see who reviewed it, when, and its resource limit. */
-export interface AdminPluginView extends OwnerPluginView {
-  reviewed_by_user_id: number | null;
-  reviewed_at: string | null;
-  execution_timeout: number;
+@ApiSchema({ name: 'AdminPlugin', description: 'What admins see' })
+export class AdminPluginView extends OwnerPluginView {
+  @ApiProperty({ type: 'integer', nullable: true })
+  reviewed_by_user_id!: number | null;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  reviewed_at!: string | null;
+
+  @ApiProperty({ type: 'integer', description: 'Seconds the plugin may run' })
+  execution_timeout!: number;
 }
 
 /**

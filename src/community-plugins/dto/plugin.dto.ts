@@ -1,0 +1,155 @@
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+import { Allow } from 'class-validator';
+import { StringArg } from '../../common/args';
+import {
+  AUTHOR_LENGTH,
+  DESCRIPTION_LENGTH,
+  EXECUTION_TIMEOUT,
+  NAME_LENGTH,
+  PLUGIN_FILE_PART,
+  PLUGIN_GROUPS,
+  PLUGIN_STATUSES,
+  PLUGIN_TYPES,
+  PluginStatus,
+  REJECTION_REASON_MAX_LENGTH,
+} from '../plugin-constants';
+import type { UserPlugin } from '../user-plugin.entity';
+import { AdminPluginView, PublicPluginView } from '../views/plugin-views';
+
+/** The caller, as `me/` shows them. */
+export class CurrentUserView {
+  @ApiProperty({ type: 'integer' })
+  id!: number;
+
+  @ApiProperty()
+  name!: string;
+
+  @ApiProperty()
+  email!: string;
+
+  @ApiProperty()
+  is_admin!: boolean;
+}
+
+/** A catalogue page. The service returns rows; PluginViewInterceptor shows each in its view. */
+@ApiExtraModels(PublicPluginView, AdminPluginView)
+export class CataloguePage {
+  @ApiProperty({ type: 'integer', description: 'Plugins that match, over all pages' })
+  total!: number;
+
+  @ApiProperty({ type: 'integer', description: 'The limit that applied' })
+  limit!: number;
+
+  @ApiProperty({ type: 'integer' })
+  offset!: number;
+
+  @ApiProperty({
+    description: 'Newest first; admin view for admins, public view for everyone else',
+    type: 'array',
+    items: { oneOf: [{ $ref: getSchemaPath(PublicPluginView) }, { $ref: getSchemaPath(AdminPluginView) }] },
+  })
+  plugins!: UserPlugin[];
+}
+
+/** The source of a plugin, read from its file; never its path. */
+export class PluginSource {
+  @ApiProperty({ type: 'integer' })
+  id!: number;
+
+  @ApiProperty()
+  name!: string;
+
+  @ApiProperty({ description: 'Of the file as read now' })
+  sha256!: string;
+
+  @ApiProperty()
+  source_code!: string;
+}
+
+export class ReviewEvent {
+  @ApiProperty({ enum: ['uploaded', ...PLUGIN_STATUSES.filter((status) => status !== 'pending')] })
+  event!: 'uploaded' | PluginStatus;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  at!: string | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The uploader, or the reviewer' })
+  user_id!: number | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'Only on `rejected`' })
+  reason?: string | null;
+}
+
+/** Built from the plugin row's own timestamps; not an append-only audit log. */
+export class ReviewHistory {
+  @ApiProperty({ type: 'integer' })
+  plugin_id!: number;
+
+  @ApiProperty({
+    type: [ReviewEvent],
+    description: 'The upload, then the latest review if there was one; built from the plugin row',
+  })
+  events!: ReviewEvent[];
+}
+
+/**
+ * The multipart form of an upload; the text parts may come before or after the file.
+ * PluginUploadInterceptor takes the file; the text parts stay as sent (`unknown`), because
+ * the upload service checks them in the spec's order, after the extension and the size,
+ * naming each bad field in `errors` (plugin-metadata.ts).
+ */
+export class UploadPluginArgs {
+  @ApiProperty({
+    type: 'string',
+    format: 'binary',
+    description:
+      'The Python source: one file, its name ending in `.py`, at most PLUGIN_UPLOAD_MAX_SIZE bytes',
+  })
+  [PLUGIN_FILE_PART]?: never;
+
+  @ApiProperty({
+    type: String,
+    minLength: NAME_LENGTH.min,
+    maxLength: NAME_LENGTH.max,
+    description: 'Unique among plugins, any case',
+  })
+  @Allow()
+  name?: unknown;
+
+  @ApiProperty({ type: String, minLength: DESCRIPTION_LENGTH.min, maxLength: DESCRIPTION_LENGTH.max })
+  @Allow()
+  description?: unknown;
+
+  @ApiProperty({ type: String, enum: [...PLUGIN_GROUPS] })
+  @Allow()
+  group?: unknown;
+
+  @ApiProperty({ type: String, enum: [...PLUGIN_TYPES] })
+  @Allow()
+  type?: unknown;
+
+  @ApiProperty({ type: String, minLength: AUTHOR_LENGTH.min, maxLength: AUTHOR_LENGTH.max })
+  @Allow()
+  author?: unknown;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: EXECUTION_TIMEOUT.min,
+    maximum: EXECUTION_TIMEOUT.max,
+    default: EXECUTION_TIMEOUT.default,
+    description: 'Seconds',
+  })
+  @Allow()
+  execution_timeout?: unknown;
+}
+
+/** The reason is checked by the review service once the plugin is known to exist. */
+export class RejectArgs {
+  @ApiProperty({
+    minLength: 1,
+    maxLength: REJECTION_REASON_MAX_LENGTH,
+    description: 'Shown to the uploader; trimmed',
+  })
+  @StringArg()
+  reason?: string;
+}

@@ -1,0 +1,101 @@
+import { HttpStatus } from '@nestjs/common';
+import { Transform } from 'class-transformer';
+import { ValidateBy } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { FlagArg, IntegerArg, TextArg } from '../../common/args';
+import { MAX_ID, textValues } from '../../common/request-params';
+import { FailWith } from '../../common/validation';
+import { parseTargetUrl, ParsedTargetUrl, TARGET_URL_MAX } from '../target-url';
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 500;
+export const INCORRECT_PARAMETERS = 'Incorrect query parameters';
+
+/** A target as the API shows it. */
+@ApiSchema({ name: 'Target' })
+export class TargetView {
+  @ApiProperty()
+  id!: number;
+
+  @ApiProperty({ description: 'In normal form, without fragment' })
+  target_url!: string;
+
+  @ApiProperty({ enum: ['http', 'https'] })
+  url_scheme!: string;
+
+  @ApiProperty({ description: 'Lower case; IPv6 without brackets; IDN in punycode' })
+  host_name!: string;
+
+  @ApiProperty({ type: 'integer' })
+  port_number!: number;
+
+  @ApiProperty({ description: 'Path and query' })
+  host_path!: string;
+
+  @ApiProperty()
+  scope!: boolean;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at!: string;
+}
+
+export class TargetPage {
+  @ApiProperty({ type: 'integer', description: 'Targets that match, over all pages' })
+  total!: number;
+
+  @ApiProperty({ type: 'integer' })
+  limit!: number;
+
+  @ApiProperty({ type: 'integer' })
+  offset!: number;
+
+  @ApiProperty({ type: [TargetView] })
+  targets!: TargetView[];
+}
+
+/** The list's filters and page; 400 names `limit` or `offset` when one is out of range. */
+@FailWith(HttpStatus.BAD_REQUEST, INCORRECT_PARAMETERS)
+export class TargetListArgs {
+  @ApiPropertyOptional({ description: 'This URL (compared in normal form)' })
+  @TextArg({ emptyIsAbsent: true })
+  target_url?: string;
+
+  @ApiPropertyOptional({ description: 'This host' })
+  @TextArg({ emptyIsAbsent: true })
+  host_name?: string;
+
+  @ApiPropertyOptional({ description: 'Part of the URL' })
+  @TextArg({ emptyIsAbsent: true })
+  search?: string;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT })
+  @IntegerArg({
+    min: 1,
+    max: MAX_LIMIT,
+    fallback: DEFAULT_LIMIT,
+    message: `must be an integer from 1 to ${MAX_LIMIT}`,
+  })
+  limit = DEFAULT_LIMIT;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, default: 0 })
+  @IntegerArg({ min: 0, max: MAX_ID, fallback: 0, message: 'must be an integer of at least 0' })
+  offset = 0;
+}
+
+/** A new target: its URL first (`Invalid target URL`), then the scope flag. */
+@FailWith(HttpStatus.BAD_REQUEST, INCORRECT_PARAMETERS)
+export class NewTargetArgs {
+  @ApiProperty({
+    type: String,
+    maxLength: TARGET_URL_MAX,
+    description: 'An absolute http(s) URL with a host and without credentials',
+  })
+  @FailWith(HttpStatus.BAD_REQUEST, 'Invalid target URL')
+  @Transform(({ value }) => parseTargetUrl(textValues(value)[0]))
+  @ValidateBy({ name: 'isTargetUrl', validator: { validate: (value: unknown) => value !== null } })
+  target_url: ParsedTargetUrl | null = null;
+
+  @ApiPropertyOptional({ type: Boolean, default: true, description: '`true`/`false` (or `1`/`0`)' })
+  @FlagArg()
+  scope?: boolean;
+}
