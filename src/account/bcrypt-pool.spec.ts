@@ -2,8 +2,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import bcrypt from 'bcryptjs';
 import { BcryptPool } from './bcrypt-pool';
 
-/** Elsewhere a nice value is the whole process's, and piscina's is not set per thread. */
-
 describe('BcryptPool', () => {
   const pool = new BcryptPool(2);
   afterAll(() => pool.close());
