@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { FastifyRequest as Request } from 'fastify';
 import { Public } from '../common/decorators';
 import { AccountResponse } from '../common/envelopes';
 import { readParam } from '../common/request-params';

@@ -1,6 +1,5 @@
-import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { MultipartFieldsMiddleware } from '../common/multipart-fields.middleware';
 import { AccountController } from './account.controller';
 import { AccountService } from './account.service';
 import { EmailConfirmation } from './email-confirmation.entity';
@@ -15,8 +14,4 @@ import { UsersService } from './users.service';
   providers: [AccountService, UsersService, OtpService, PasswordHasher],
   exports: [UsersService, PasswordHasher],
 })
-export class AccountModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(MultipartFieldsMiddleware).forRoutes(AccountController);
-  }
-}
+export class AccountModule {}

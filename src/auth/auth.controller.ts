@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { FastifyRequest as Request } from 'fastify';
 import { CurrentUser, MissingTokenIsBadRequest, Public } from '../common/decorators';
 import type { AuthUser } from '../common/decorators';
 import { AccountResponse } from '../common/envelopes';

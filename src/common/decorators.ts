@@ -1,5 +1,5 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest as Request } from 'fastify';
 import { ApiPublic } from '../openapi/api-docs';
 
 export const IS_PUBLIC = 'svc:isPublic';
@@ -23,6 +23,13 @@ export interface AuthUser {
   isAdmin: boolean;
   /** SHA-256 of the presented token, the key of its login record. */
   tokenHash: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the JWT guard on authenticated routes. */
+    user?: AuthUser;
+  }
 }
 
 export const CurrentUser = createParamDecorator((_: unknown, context: ExecutionContext) => {

@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { FastifyRequest as Request } from 'fastify';
 import { parseFlag, parseId, readParam, readParamValues } from './request-params';
 
 const request = (body: unknown, query: Record<string, unknown> = {}) =>

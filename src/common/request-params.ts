@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { FastifyRequest as Request } from 'fastify';
 
 /**
  * Request arguments as the spec reads them: from the body (JSON, urlencoded or multipart

@@ -1,10 +1,11 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Req, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiParam, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { FastifyRequest as Request } from 'fastify';
 import { AdminOnly, CurrentUser } from '../common/decorators';
 import type { AuthUser } from '../common/decorators';
 import { ApiDataEndpoint, ApiQueryFilters, ApiRequestArguments } from '../openapi/api-docs';
-import { FormFieldsInterceptor, readText } from './form-fields.interceptor';
+import { MultipartFields } from '../http/multipart-fields.interceptor';
+import { readText, REVIEW_FORM } from './review-form';
 import { CataloguePage, PluginCatalogueService } from './plugin-catalogue.service';
 import { PLUGIN_FILE_PART, PLUGIN_NOT_FOUND, REJECTION_REASON_MAX_LENGTH } from './plugin-constants';
 import { PluginReviewService, PluginSource, ReviewHistory } from './plugin-review.service';
@@ -27,13 +28,9 @@ import {
   ONE_FILE_ONLY,
   ONLY_PY_FILES,
   PluginUploadInterceptor,
+  type UploadRequest,
 } from './plugin-upload.interceptor';
-import {
-  PluginUploadService,
-  TOO_MANY_PENDING,
-  UploadedPluginFile,
-  VALIDATOR_BUSY,
-} from './plugin-upload.service';
+import { PluginUploadService, TOO_MANY_PENDING, VALIDATOR_BUSY } from './plugin-upload.service';
 import { UploadQuotaInterceptor } from './upload-quota.interceptor';
 import { UserPlugin } from './user-plugin.entity';
 import { ForAudience } from './views/plugin-audience';
@@ -94,9 +91,10 @@ export class CommunityPluginsController {
   @ApiBody({ schema: UPLOAD_FORM })
   @Post('upload')
   @ForAudience('uploader')
+  @MultipartFields('own')
   @UseInterceptors(UploadQuotaInterceptor, PluginUploadInterceptor)
-  upload(@CurrentUser() caller: AuthUser, @Req() request: Request): Promise<UserPlugin> {
-    const file = (request as Request & { file?: UploadedPluginFile }).file;
+  upload(@CurrentUser() caller: AuthUser, @Req() request: UploadRequest): Promise<UserPlugin> {
+    const file = request.file;
     return this.uploads.upload(caller, file, request.body as Record<string, unknown> | undefined);
   }
 
@@ -199,7 +197,7 @@ export class CommunityPluginsController {
   @HttpCode(200)
   @AdminOnly()
   @ForAudience('reviewer')
-  @UseInterceptors(FormFieldsInterceptor)
+  @MultipartFields(REVIEW_FORM)
   reject(
     @CurrentUser() caller: AuthUser,
     @Param('id') id: string,

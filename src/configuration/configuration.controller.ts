@@ -1,6 +1,6 @@
-import { All, Controller, Get, Header, HttpCode, HttpStatus, Options, Patch, Req, Res } from '@nestjs/common';
+import { All, Controller, Get, Header, HttpCode, HttpStatus, Options, Patch, Req } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyRequest as Request } from 'fastify';
 import { ApiError, methodNotAllowed } from '../common/api-error';
 import { AdminOnly, Public } from '../common/decorators';
 import { success } from '../common/envelopes';
@@ -82,7 +82,7 @@ export class ConfigurationController {
   @ApiExcludeEndpoint()
   @All()
   @Public()
-  unsupported(@Res({ passthrough: true }) response: Response): never {
-    return methodNotAllowed(response, ALLOW);
+  unsupported(): never {
+    return methodNotAllowed(ALLOW);
   }
 }

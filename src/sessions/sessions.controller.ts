@@ -13,7 +13,7 @@ import {
   Res,
 } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiParam, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
 import { ApiError, methodNotAllowed } from '../common/api-error';
 import { CurrentUser, Public } from '../common/decorators';
 import type { AuthUser } from '../common/decorators';
@@ -213,15 +213,15 @@ export class SessionsController {
   @Public()
   @HttpCode(204)
   options(@Res({ passthrough: true }) response: Response): void {
-    response.setHeader('Allow', ALLOW);
+    void response.header('Allow', ALLOW);
   }
 
   /** Which methods exist is no secret: told before any token check, as a router would. */
   @ApiExcludeEndpoint()
   @All(SESSION_PATHS)
   @Public()
-  unsupported(@Res({ passthrough: true }) response: Response): never {
-    return methodNotAllowed(response, ALLOW);
+  unsupported(): never {
+    return methodNotAllowed(ALLOW);
   }
 
   private async read(

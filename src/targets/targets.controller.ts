@@ -12,7 +12,7 @@ import {
   Res,
 } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiParam, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
 import { ApiError, methodNotAllowed } from '../common/api-error';
 import { CurrentUser, Public } from '../common/decorators';
 import type { AuthUser } from '../common/decorators';
@@ -144,18 +144,15 @@ export class TargetsController {
     @Param('targetId') targetId: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): void {
-    response.setHeader('Allow', allowed(targetId));
+    void response.header('Allow', allowed(targetId));
   }
 
   /** Which methods exist is no secret: told before any token check, as a router would. */
   @ApiExcludeEndpoint()
   @All('targets{/:targetId}')
   @Public()
-  unsupported(
-    @Param('targetId') targetId: string | undefined,
-    @Res({ passthrough: true }) response: Response,
-  ): never {
-    return methodNotAllowed(response, allowed(targetId));
+  unsupported(@Param('targetId') targetId: string | undefined): never {
+    return methodNotAllowed(allowed(targetId));
   }
 }
 
