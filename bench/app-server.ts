@@ -1,11 +1,12 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { AddressInfo } from 'node:net';
 import { Logger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module';
 import { configureApp } from '../src/bootstrap';
+import { createHttpAdapter } from '../src/http/http-adapter';
 import type { AppConfig } from '../src/config/app-config';
 
 export interface AppServer {
@@ -16,12 +17,16 @@ export interface AppServer {
 
 /** The real app, built as src/main.ts builds it, listening on a free loopback port. */
 export async function startApp(config: AppConfig): Promise<AppServer> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
-    bodyParser: false,
-    bufferLogs: true,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config),
+    createHttpAdapter(),
+    {
+      bodyParser: false,
+      bufferLogs: true,
+    },
+  );
   app.useLogger(app.get(Logger));
-  configureApp(app);
+  await configureApp(app);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
   return {

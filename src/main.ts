@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { configureApp } from './bootstrap';
+import { createHttpAdapter } from './http/http-adapter';
 import { ConfigError } from './config/app-config';
 import type { AppConfig } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
@@ -25,14 +26,18 @@ function loadConfigOrExit(): AppConfig {
 async function main(): Promise<void> {
   const started = performance.now();
   const config = loadConfigOrExit();
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
-    bodyParser: false,
-    bufferLogs: true,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config),
+    createHttpAdapter(),
+    {
+      bodyParser: false,
+      bufferLogs: true,
+    },
+  );
   const logger = app.get(Logger);
   app.useLogger(logger);
   enableGracefulShutdown(app, logger, SHUTDOWN_GRACE_MS);
-  configureApp(app);
+  await configureApp(app);
   await app.listen(config.port, config.host);
   const database =
     config.database.type === 'sqlite' ? `SQLite ${config.database.path}` : `MySQL ${config.database.host}`;

@@ -1,6 +1,5 @@
-import { MiddlewareConsumer, Module, NestModule, OnApplicationBootstrap } from '@nestjs/common';
+import { Module, OnApplicationBootstrap } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { MultipartFieldsMiddleware } from '../common/multipart-fields.middleware';
 import { UsersModule } from '../users/users.module';
 import { UsersService } from '../users/users.service';
 import { AccountController } from './account.controller';
@@ -16,12 +15,8 @@ import { PasswordHasher } from './password-hasher.service';
   providers: [AccountService, AccountRepository, OtpService, PasswordHasher],
   exports: [PasswordHasher],
 })
-export class AccountModule implements NestModule, OnApplicationBootstrap {
+export class AccountModule implements OnApplicationBootstrap {
   constructor(private readonly users: UsersService) {}
-
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(MultipartFieldsMiddleware).forRoutes(AccountController);
-  }
 
   /**
    * SVC_ADMIN_EMAILS is applied when the API starts. Here, not in the users module, because

@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, HttpStatus, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { FastifyRequest as Request } from 'fastify';
 import { ApiError } from '../common/api-error';
 import { AuthUser, IS_ADMIN_ONLY } from '../common/decorators';
 

@@ -1,9 +1,8 @@
-import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
 import { PassportModule } from '@nestjs/passport';
 import { AccountModule } from '../account/account.module';
-import { MultipartFieldsMiddleware } from '../common/multipart-fields.middleware';
 import { UsersModule } from '../users/users.module';
 import { AdminGuard } from './admin.guard';
 import { AuthController } from './auth.controller';
@@ -25,8 +24,4 @@ import { TokenService } from './token.service';
   ],
   exports: [TokenService],
 })
-export class AuthModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(MultipartFieldsMiddleware).forRoutes(AuthController);
-  }
-}
+export class AuthModule {}

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { Request } from 'express';
+import type { IncomingHttpHeaders } from 'node:http';
 
 /**
  * The token is the second whitespace-separated part of the Authorization header; the
  * scheme word must be `Bearer` (any case).
  */
-export function bearerToken(request: Request): string | null {
+export function bearerToken(request: { headers: IncomingHttpHeaders }): string | null {
   const header = request.headers.authorization;
   if (typeof header !== 'string') return null;
   const [scheme, token, ...rest] = header.trim().split(/\s+/);

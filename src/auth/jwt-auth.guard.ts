@@ -1,7 +1,7 @@
 import { ExecutionContext, HttpStatus, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
-import type { Request } from 'express';
+import type { FastifyRequest as Request } from 'fastify';
 import { ApiError } from '../common/api-error';
 import { IS_PUBLIC, MISSING_TOKEN_IS_BAD_REQUEST } from '../common/decorators';
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
-import type { Request } from 'express';
+import type { FastifyRequest as Request } from 'fastify';
 import { Strategy } from 'passport-jwt';
 import { UsersService } from '../users/users.service';
 import { AuthUser } from '../common/decorators';

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { ApiError } from './api-error';
 import { isDatabaseUnavailable } from './database-unavailable';
 
@@ -21,16 +21,14 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Exceptions');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const response = host.switchToHttp().getResponse<Response>();
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
     const [status, body] = this.describe(exception);
-    if (response.headersSent) {
-      response.end();
+    if (reply.sent) {
+      reply.raw.end();
       return;
     }
-    if (exception instanceof ApiError) {
-      for (const [name, value] of Object.entries(exception.headers)) response.setHeader(name, value);
-    }
-    response.status(status).json(body);
+    if (exception instanceof ApiError) reply.headers(exception.headers);
+    void reply.status(status).send(body);
   }
 
   private describe(exception: unknown): [number, FailBody] {
@@ -76,20 +74,19 @@ function messageOf(exception: HttpException): string {
   return exception.message;
 }
 
-/** Malformed or oversized bodies fail in the body parsers, before any handler. */
+/** Malformed or oversized bodies fail in Fastify's body parsers, before any handler. */
 function bodyParserError(exception: unknown): [number, FailBody] | null {
-  const error = exception as { type?: unknown; status?: unknown; code?: unknown };
+  const error = exception as { code?: unknown; statusCode?: unknown };
   if (typeof error !== 'object' || error === null) return null;
-  if (error.type === 'entity.too.large') {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     return [HttpStatus.PAYLOAD_TOO_LARGE, { status: 'fail', message: 'Request body too large' }];
   }
   if (exception instanceof URIError) {
     return [HttpStatus.BAD_REQUEST, { status: 'fail', message: 'Malformed request path' }];
   }
-  if (typeof error.type === 'string' && error.status === 400) {
-    return [HttpStatus.BAD_REQUEST, { status: 'fail', message: 'Malformed request body' }];
-  }
-  if (typeof error.code === 'string' && error.code.startsWith('LIMIT_')) {
+  // Broken JSON (a SyntaxError), a bad Content-Length, a body cut short, `__proto__` keys.
+  const fromParser = typeof error.code === 'string' && error.code.startsWith('FST_');
+  if ((fromParser || exception instanceof SyntaxError) && error.statusCode === 400) {
     return [HttpStatus.BAD_REQUEST, { status: 'fail', message: 'Malformed request body' }];
   }
   return null;

@@ -46,6 +46,13 @@ export interface AuthUser {
   tokenHash: string;
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the JWT guard on authenticated routes. */
+    user?: AuthUser;
+  }
+}
+
 export const CurrentUser = createParamDecorator((_: unknown, context: ExecutionContext) => {
   const request = context.switchToHttp().getRequest<{ user?: AuthUser }>();
   return request.user;

@@ -23,7 +23,8 @@ import {
   ReviewHistory,
   UploadPluginArgs,
 } from './dto/plugin.dto';
-import { FormFieldsInterceptor } from './form-fields.interceptor';
+import { MultipartFields } from '../http/multipart-fields.interceptor';
+import { REVIEW_FORM } from './review-form';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH, ParseListQueryPipe } from './list-query';
 import type { ListQuery } from './list-query';
 import { PluginCatalogueService } from './plugin-catalogue.service';
@@ -101,6 +102,7 @@ export class CommunityPluginsController {
   @ApiConsumes('multipart/form-data')
   @ApiBody({ type: UploadPluginArgs })
   @Post('upload')
+  @MultipartFields('own')
   @UseInterceptors(UploadQuotaInterceptor, PluginUploadInterceptor)
   upload(
     @CurrentUser() caller: AuthUser,
@@ -213,7 +215,7 @@ export class CommunityPluginsController {
   })
   @ApiPluginId()
   @Post(':id/reject')
-  @UseInterceptors(FormFieldsInterceptor)
+  @MultipartFields(REVIEW_FORM)
   reject(
     @CurrentUser() caller: AuthUser,
     @Param('id', ParseIdPipe) id: number | null,

@@ -1,5 +1,5 @@
 import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest as Request } from 'fastify';
 import type { Observable } from 'rxjs';
 import type { AuthUser } from '../common/decorators';
 import type { AppConfig } from '../config/app-config';

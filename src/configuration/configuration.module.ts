@@ -1,6 +1,5 @@
-import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { MultipartFieldsMiddleware } from '../common/multipart-fields.middleware';
 import { ConfigurationItem } from './configuration-item.entity';
 import { ConfigurationController } from './configuration.controller';
 import { ConfigurationRepository } from './configuration.repository';
@@ -12,9 +11,4 @@ import { ConfigurationService } from './configuration.service';
   providers: [ConfigurationService, ConfigurationRepository],
   exports: [ConfigurationService],
 })
-export class ConfigurationModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    // Request arguments may come as multipart form fields too, as on the account endpoints.
-    consumer.apply(MultipartFieldsMiddleware).forRoutes(ConfigurationController);
-  }
-}
+export class ConfigurationModule {}

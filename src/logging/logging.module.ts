@@ -1,10 +1,9 @@
 import { Module } from '@nestjs/common';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { acceptableRequestId, CENSOR, REDACT_PATHS, redactUrl } from './redaction';
+import { CENSOR, REDACT_PATHS, redactUrl } from './redaction';
 
 /** Structured JSON logs with a request id per request, secrets redacted. */
 @Module({
@@ -15,12 +14,8 @@ import { acceptableRequestId, CENSOR, REDACT_PATHS, redactUrl } from './redactio
         pinoHttp: {
           level: config.logLevel,
           redact: { paths: REDACT_PATHS, censor: CENSOR },
-          genReqId: (request: IncomingMessage, response: ServerResponse) => {
-            const incoming = request.headers['x-request-id'];
-            const id = acceptableRequestId(incoming) ? incoming : randomUUID();
-            response.setHeader('X-Request-Id', id);
-            return id;
-          },
+          // Fastify names each request (src/http/http-adapter.ts); pino-http logs that id.
+          genReqId: (request: IncomingMessage) => request.id,
           serializers: {
             req: (request: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
               id: request.id,

@@ -1,4 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type {
   OpenAPIObject,
@@ -9,6 +10,7 @@ import type {
   SchemaObject,
 } from '@nestjs/swagger';
 import { PUBLIC_EXTENSION } from './api-docs';
+import { serveSwaggerUi } from './swagger-ui';
 
 export const OPENAPI_UI_PATH = 'api/docs';
 export const OPENAPI_JSON_PATH = 'api/docs-json';
@@ -85,9 +87,12 @@ function* operationsOf(document: OpenAPIObject): Generator<[string, OperationObj
   }
 }
 
-export function setupOpenApi(app: INestApplication): void {
+export function setupOpenApi(app: NestFastifyApplication): void {
   SwaggerModule.setup(OPENAPI_UI_PATH, app, () => buildOpenApiDocument(app), {
     jsonDocumentUrl: OPENAPI_JSON_PATH,
     useGlobalPrefix: false,
+    raw: ['json'],
+    ui: false,
   });
+  serveSwaggerUi(app, OPENAPI_UI_PATH, OPENAPI_JSON_PATH);
 }

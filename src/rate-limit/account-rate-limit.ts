@@ -9,7 +9,7 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { FastifyRequest as Request } from 'fastify';
 import { createHash } from 'node:crypto';
 import { Observable, tap } from 'rxjs';
 import { identityKey } from '../users/identity-key';

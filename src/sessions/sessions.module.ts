@@ -1,6 +1,5 @@
-import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { MultipartFieldsMiddleware } from '../common/multipart-fields.middleware';
 import { TargetsModule } from '../targets/targets.module';
 import { UsersModule } from '../users/users.module';
 import { SessionTarget } from './session-target.entity';
@@ -15,9 +14,4 @@ import { SessionsService } from './sessions.service';
   providers: [SessionsService, SessionsRepository],
   exports: [SessionsService],
 })
-export class SessionsModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    // Request arguments may come as multipart form fields too, as on the account endpoints.
-    consumer.apply(MultipartFieldsMiddleware).forRoutes(SessionsController);
-  }
-}
+export class SessionsModule {}

@@ -1,6 +1,5 @@
-import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { MultipartFieldsMiddleware } from '../common/multipart-fields.middleware';
 import { Target } from './target.entity';
 import { TargetsController } from './targets.controller';
 import { TargetsRepository } from './targets.repository';
@@ -12,9 +11,4 @@ import { TargetsService } from './targets.service';
   providers: [TargetsService, TargetsRepository],
   exports: [TargetsService],
 })
-export class TargetsModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    // Request arguments may come as multipart form fields too, as on the account endpoints.
-    consumer.apply(MultipartFieldsMiddleware).forRoutes(TargetsController);
-  }
-}
+export class TargetsModule {}

@@ -1,4 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,6 +7,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/bootstrap';
+import { createHttpAdapter } from '../../src/http/http-adapter';
 import { Clock } from '../../src/common/clock';
 import { loadConfig } from '../../src/config/app-config';
 import { Outbox } from '../../src/outbox/outbox.service';
@@ -18,7 +19,7 @@ import { SmtpSink } from './smtp-sink';
 export const TEST_JWT_SECRET = 'e2e-secret-that-is-long-enough-for-hs256-0123456789';
 
 export interface TestApp {
-  app: INestApplication;
+  app: NestFastifyApplication;
   config: AppConfig;
   clock: FakeClock;
   dataSource: DataSource;
@@ -73,9 +74,13 @@ export async function bootApp(options: {
     .overrideProvider(Clock)
     .useValue(clock)
     .compile();
-  const app = moduleRef.createNestApplication({ bodyParser: false, logger: options.logger ?? ['error'] });
-  configureApp(app);
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(), {
+    bodyParser: false,
+    logger: options.logger ?? ['error'],
+  });
+  await configureApp(app);
   await app.init();
+  await app.getHttpAdapter().getInstance().ready();
   return {
     app,
     config,

@@ -1,6 +1,6 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { FastifyRequest as Request } from 'fastify';
 import { map, Observable } from 'rxjs';
 import type { AuthUser } from '../../common/decorators';
 import { success } from '../../common/envelopes';
