@@ -1,10 +1,10 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { configureApp } from './bootstrap';
 import { createHttpAdapter } from './http/http-adapter';
+import { AppLogger } from './logging/app-logger';
 import { ConfigError } from './config/app-config';
 import type { AppConfig } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
@@ -34,7 +34,7 @@ async function main(): Promise<void> {
       bufferLogs: true,
     },
   );
-  const logger = app.get(Logger);
+  const logger = app.get(AppLogger);
   app.useLogger(logger);
   enableGracefulShutdown(app, logger, SHUTDOWN_GRACE_MS);
   await configureApp(app);

@@ -1,8 +1,9 @@
-import { Module } from '@nestjs/common';
+import { Module, RequestMethod } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { AppLogger } from './app-logger';
 import { CENSOR, REDACT_PATHS, redactUrl } from './redaction';
 
 /** Structured JSON logs with a request id per request, secrets redacted. */
@@ -11,6 +12,8 @@ import { CENSOR, REDACT_PATHS, redactUrl } from './redaction';
     LoggerModule.forRootAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({
+        // Every request, in the path syntax of Nest 11+ (nestjs-pino 4's default is the older `*`).
+        forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }],
         pinoHttp: {
           level: config.logLevel,
           redact: { paths: REDACT_PATHS, censor: CENSOR },
@@ -29,5 +32,7 @@ import { CENSOR, REDACT_PATHS, redactUrl } from './redaction';
       }),
     }),
   ],
+  providers: [AppLogger],
+  exports: [AppLogger],
 })
 export class LoggingModule {}
