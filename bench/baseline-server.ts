@@ -1,7 +1,7 @@
 /**
  * The bare baseline: a plain node:http server doing by hand what the app does for the
  * measured routes, with nothing else around it (no framework, no middleware, no logging, no
- * ORM). Same JWT verification as passport-jwt (jsonwebtoken, same secret and algorithm),
+ * ORM). Same JWT verification as the app's guard (jsonwebtoken, same secret and algorithm),
  * same token-record lookup, same listing SQL through the same driver, same JSON. What the
  * app spends beyond this is what the framework and our own layers cost.
  */
@@ -252,7 +252,7 @@ export async function startBaseline(config: AppConfig): Promise<BaselineServer> 
     config.database.type === 'sqlite' ? sqliteStore(config.database.path) : mysqlStore(config.database);
   const hasher = new BcryptPool();
   const { secret, algorithm, expiresInSeconds } = config.jwt;
-  // As src/auth/jwt.strategy.ts hands it to passport-jwt: a KeyObject, made once.
+  // As src/auth/jwt-auth.guard.ts hands it to jsonwebtoken: a KeyObject, made once.
   const verifyKey = createSecretKey(Buffer.from(secret, 'utf8'));
 
   /** The guard: bearer token, signature and expiry, token record of the same active user. */

@@ -1,23 +1,20 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
-import { PassportModule } from '@nestjs/passport';
 import { AccountModule } from '../account/account.module';
 import { UsersModule } from '../users/users.module';
 import { AdminGuard } from './admin.guard';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
 import { JwtAuthGuard } from './jwt-auth.guard';
-import { JwtStrategy } from './jwt.strategy';
 import { TokenService } from './token.service';
 
 @Module({
-  imports: [AccountModule, UsersModule, PassportModule, JwtModule.register({})],
+  imports: [AccountModule, UsersModule, JwtModule.register({})],
   controllers: [AuthController],
   providers: [
     AuthService,
     TokenService,
-    JwtStrategy,
     // Order matters: authentication first, then the admin check that reads its result.
     { provide: APP_GUARD, useClass: JwtAuthGuard },
     { provide: APP_GUARD, useClass: AdminGuard },

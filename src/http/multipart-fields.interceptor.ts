@@ -1,7 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
-import type { Observable } from 'rxjs';
+import { from, type Observable, switchMap } from 'rxjs';
 import { readMultipart, type MultipartRules } from './multipart';
 
 const MULTIPART_RULES = 'svc:multipartRules';
@@ -28,15 +28,21 @@ export function isMultipart(request: FastifyRequest): boolean {
 export class MultipartFieldsInterceptor implements NestInterceptor {
   constructor(private readonly reflector: Reflector) {}
 
-  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
+    // Synchronous unless there is a form to read: this runs on every request.
     if (!isMultipart(request)) return next.handle();
     const rules =
       this.reflector.getAllAndOverride<MultipartRules | 'own' | undefined>(MULTIPART_RULES, [
         context.getHandler(),
         context.getClass(),
       ]) ?? FORM_FIELDS;
-    if (rules !== 'own') request.body = (await readMultipart(request.raw, rules)).fields;
-    return next.handle();
+    if (rules === 'own') return next.handle();
+    return from(readMultipart(request.raw, rules)).pipe(
+      switchMap(({ fields }) => {
+        request.body = fields;
+        return next.handle();
+      }),
+    );
   }
 }
