@@ -1,10 +1,12 @@
 import { ValidationPipe } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import helmet from '@fastify/helmet';
 import type { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
 import { validationFailure } from './common/validation';
 import { echoRequestId, forbidCaching, registerBodyParsers } from './http/http-adapter';
+import { applySecurityHeaders } from './http/security-headers';
+import { AppLogger } from './logging/app-logger';
+import { logRequests } from './logging/request-log';
 import { setupOpenApi } from './openapi/openapi';
 
 export const API_PREFIX = 'api/v1';
@@ -12,9 +14,8 @@ export const API_PREFIX = 'api/v1';
 /** What the HTTP entrypoint and the e2e tests both apply to the app, so they test the same thing. */
 export async function configureApp(app: NestFastifyApplication): Promise<void> {
   const config = app.get<AppConfig>(APP_CONFIG);
-  // The API speaks plain HTTP unless a proxy adds TLS; upgrading the docs page's own requests
-  // to https would break the Swagger UI there.
-  await app.register(helmet, { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } });
+  logRequests(app, app.get(AppLogger).pino);
+  applySecurityHeaders(app);
   echoRequestId(app);
   forbidCaching(app);
   if (config.corsOrigins.length > 0) {

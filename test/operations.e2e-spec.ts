@@ -2,6 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { signUpAs, upload } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
+import { helmetHeaders } from '../src/http/security-headers';
 
 describe('health, request ids, security headers', () => {
   let t: TestApp;
@@ -63,6 +64,22 @@ describe('health, request ids, security headers', () => {
     // Plain HTTP is the default: asking browsers to upgrade would break the Swagger UI.
     expect(response.headers['content-security-policy']).not.toContain('upgrade-insecure-requests');
     expect(response.headers['x-powered-by']).toBeUndefined();
+  });
+
+  it("sends helmet's whole header set on every kind of answer", async () => {
+    const expected = helmetHeaders();
+    expect(Object.keys(expected)).toEqual(
+      expect.arrayContaining(['strict-transport-security', 'referrer-policy', 'cross-origin-opener-policy']),
+    );
+    const answers = await Promise.all([
+      t.http().get('/api/v1/health'),
+      t.http().get('/api/v1/sessions/'),
+      t.http().get('/api/v1/no-such-route'),
+      t.http().post('/api/v1/login/').set('Content-Type', 'application/json').send('{bad'),
+      t.http().get('/api/docs'),
+    ]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 401, 404, 400, 200]);
+    for (const answer of answers) expect(answer.headers).toMatchObject(expected);
   });
 
   it('allows only the configured CORS origins', async () => {

@@ -1,7 +1,8 @@
 import { CanActivate, ExecutionContext, HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { JwtService } from '@nestjs/jwt';
 import type { FastifyRequest } from 'fastify';
+import { verify, type VerifyOptions } from 'jsonwebtoken';
+import type { KeyObject } from 'node:crypto';
 import { ApiError } from '../common/api-error';
 import { AuthUser, IS_PUBLIC, MISSING_TOKEN_IS_BAD_REQUEST } from '../common/decorators';
 import type { AppConfig } from '../config/app-config';
@@ -23,20 +24,18 @@ const unauthorized = () => new ApiError(HttpStatus.UNAUTHORIZED, 'Unauthorized')
  */
 @Injectable()
 export class JwtAuthGuard implements CanActivate {
-  private readonly verifyOptions: { secret: string; algorithms: [AppConfig['jwt']['algorithm']] };
+  private readonly key: KeyObject;
+  private readonly verifyOptions: VerifyOptions;
 
   constructor(
     private readonly reflector: Reflector,
-    private readonly jwt: JwtService,
     private readonly tokens: TokenService,
     private readonly users: UsersService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    // A KeyObject, made once (see jwt-key.ts); @nestjs/jwt's type says string.
-    this.verifyOptions = {
-      secret: jwtKey(config.jwt.secret) as unknown as string,
-      algorithms: [config.jwt.algorithm],
-    };
+    // jsonwebtoken itself: JwtService.verify would merge its options anew on every request.
+    this.key = jwtKey(config.jwt.secret);
+    this.verifyOptions = { algorithms: [config.jwt.algorithm] };
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -62,7 +61,7 @@ export class JwtAuthGuard implements CanActivate {
     if (!token) throw unauthorized();
     let payload: Partial<JwtPayload>;
     try {
-      payload = this.jwt.verify<Partial<JwtPayload>>(token, this.verifyOptions);
+      payload = verify(token, this.key, this.verifyOptions) as Partial<JwtPayload>;
     } catch {
       throw unauthorized();
     }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
-import { randomUUID } from 'node:crypto';
+import { randomUUID, type KeyObject } from 'node:crypto';
 import { Clock } from '../common/clock';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -21,7 +21,7 @@ export interface JwtPayload {
 
 @Injectable()
 export class TokenService {
-  private readonly signingKey: Buffer;
+  private readonly signingKey: KeyObject;
 
   constructor(
     private readonly jwt: JwtService,
@@ -44,7 +44,8 @@ export class TokenService {
       jti: randomUUID(),
     };
     const token = await this.jwt.signAsync(payload, {
-      secret: this.signingKey,
+      // @nestjs/jwt hands the KeyObject to jsonwebtoken as it is; its type says string | Buffer.
+      secret: this.signingKey as unknown as Buffer,
       algorithm: this.config.jwt.algorithm,
     });
     await this.users.recordToken({

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './api-error';
 import { isDatabaseUnavailable } from './database-unavailable';
 
@@ -21,8 +21,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Exceptions');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const reply = host.switchToHttp().getResponse<FastifyReply>();
-    const [status, body] = this.describe(exception);
+    const http = host.switchToHttp();
+    const reply = http.getResponse<FastifyReply>();
+    const [status, body] = this.describe(exception, http.getRequest<FastifyRequest>().id);
     if (reply.sent) {
       reply.raw.end();
       return;
@@ -31,7 +32,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     void reply.status(status).send(body);
   }
 
-  private describe(exception: unknown): [number, FailBody] {
+  private describe(exception: unknown, requestId: string): [number, FailBody] {
     if (exception instanceof ApiError) {
       const body: FailBody = { status: 'fail', message: exception.message };
       if (exception.errors !== undefined) body.errors = exception.errors;
@@ -55,7 +56,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     const errorId = randomUUID();
     this.logger.error(
-      `error_id=${errorId} ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,
+      `error_id=${errorId} request_id=${requestId} ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,
     );
     return [
       HttpStatus.INTERNAL_SERVER_ERROR,

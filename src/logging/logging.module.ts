@@ -1,38 +1,21 @@
-import { Module, RequestMethod } from '@nestjs/common';
-import type { IncomingMessage } from 'node:http';
-import { LoggerModule } from 'nestjs-pino';
+import { Global, Module } from '@nestjs/common';
+import pino from 'pino';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { AppLogger } from './app-logger';
-import { CENSOR, REDACT_PATHS, redactUrl } from './redaction';
+import { CENSOR, REDACT_PATHS } from './redaction';
 
-/** Structured JSON logs with a request id per request, secrets redacted. */
+/** Structured JSON logs (pino), secrets redacted wherever they appear in a logged object. */
+@Global()
 @Module({
-  imports: [
-    LoggerModule.forRootAsync({
+  providers: [
+    {
+      provide: AppLogger,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({
-        // Every request, in the path syntax of Nest 11+ (nestjs-pino 4's default is the older `*`).
-        forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }],
-        pinoHttp: {
-          level: config.logLevel,
-          redact: { paths: REDACT_PATHS, censor: CENSOR },
-          // Fastify names each request (src/http/http-adapter.ts); pino-http logs that id.
-          genReqId: (request: IncomingMessage) => request.id,
-          serializers: {
-            req: (request: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
-              id: request.id,
-              method: request.method,
-              url: redactUrl(request.url),
-              remoteAddress: request.remoteAddress,
-            }),
-            res: (response: { statusCode: number }) => ({ statusCode: response.statusCode }),
-          },
-        },
-      }),
-    }),
+      useFactory: (config: AppConfig) =>
+        new AppLogger(pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: CENSOR } })),
+    },
   ],
-  providers: [AppLogger],
   exports: [AppLogger],
 })
 export class LoggingModule {}
