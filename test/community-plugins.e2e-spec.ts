@@ -326,6 +326,10 @@ describe('community plugins: catalogue, review, views', () => {
       expect(names(await get(bob, '?limit=1&offset=1').expect(200))).toEqual(['Port_checker']);
       expect(names(await get(bob, '?limit=2&offset=2').expect(200))).toEqual(['Web scanner']);
       expect(names(await get(bob, '?offset=3').expect(200))).toEqual([]);
+      // A page past the end still counts every match.
+      expect(data<{ total: number }>(await get(bob, '?offset=3').expect(200)).total).toBe(3);
+      expect(data<{ total: number }>(await get(bob, '?offset=99&q=_').expect(200)).total).toBe(1);
+      expect(data<{ total: number }>(await get(bob, '?limit=1&q=_').expect(200)).total).toBe(1);
       expect(data<{ limit: number }>(await get(bob, '?limit=1000').expect(200)).limit).toBe(200);
     });
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Brackets, EntityManager, In, Repository } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { containsPattern, LIKE_ESCAPE } from '../database/like';
 import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
 import { UserPlugin } from './user-plugin.entity';
@@ -23,6 +24,9 @@ const LISTED_COLUMNS = [
   'createdAt',
   'updatedAt',
 ] as const satisfies ReadonlyArray<keyof UserPlugin>;
+
+/** Column types both drivers hand over as JavaScript strings and numbers already. */
+const PLAIN_COLUMN_TYPES = new Set(['varchar', 'text', 'int']);
 
 export interface CatalogueFilter {
   status: PluginStatus;
@@ -57,7 +61,9 @@ export class PluginsRepository {
         ),
       );
     }
-    const total = await query.getCount();
+    // No join: a row is a plugin, so COUNT(1), not getCount()'s COUNT(DISTINCT id) and its sort.
+    const counted = await query.clone().select('COUNT(1)', 'cnt').getRawOne<{ cnt: number | string }>();
+    const total = Number(counted?.cnt ?? 0);
     const rows = await query
       .select(LISTED_COLUMNS.map((property) => `plugin.${property}`))
       .orderBy('plugin.createdAt', 'DESC')
@@ -68,21 +74,32 @@ export class PluginsRepository {
     return { total, plugins: rows.map((row) => this.fromRow(row)) };
   }
 
+  /** The listed columns' metadata, found once: TypeORM searches a list on every lookup. */
+  private listedColumns?: ReadonlyArray<{
+    property: string;
+    alias: string;
+    column: ColumnMetadata;
+    plain: boolean;
+  }>;
+
   /**
-   * Listing rows skip TypeORM's entity hydration, the largest cost of a catalogue page; each
-   * value still goes through the driver's own conversion, so dates and booleans come out the
-   * same on SQLite and MySQL. Only the columns of the widest view are read (never file_path).
+   * Listing rows skip TypeORM's entity hydration, the largest cost of a catalogue page. Text and
+   * integer columns come from both drivers as stored; every other value (dates) goes through
+   * the driver's own conversion, so it comes out the same on SQLite and MySQL. Only the columns
+   * of the widest view are read (never file_path).
    */
   private fromRow(row: Record<string, unknown>): UserPlugin {
-    const metadata = this.plugins.metadata;
     const driver = this.plugins.manager.connection.driver;
+    this.listedColumns ??= LISTED_COLUMNS.map((property) => {
+      const column = this.plugins.metadata.findColumnWithPropertyName(property)!;
+      const plain = PLAIN_COLUMN_TYPES.has(String(column.type)) && !column.transformer;
+      return { property, alias: `plugin_${column.databaseName}`, column, plain };
+    });
     const plugin = new UserPlugin();
-    for (const property of LISTED_COLUMNS) {
-      const column = metadata.findColumnWithPropertyName(property)!;
-      const value = row[`plugin_${column.databaseName}`];
-      Object.assign(plugin, {
-        [property]: value === null ? null : driver.prepareHydratedValue(value, column),
-      });
+    const fields = plugin as unknown as Record<string, unknown>;
+    for (const { property, alias, column, plain } of this.listedColumns) {
+      const value = row[alias];
+      fields[property] = value === null || plain ? value : driver.prepareHydratedValue(value, column);
     }
     return plugin;
   }
