@@ -2,7 +2,7 @@
  * The bare baseline: a plain node:http server doing by hand what the app does for the
  * measured routes, with nothing else around it (no framework, no middleware, no logging, no
  * ORM). Same JWT verification as the app's guard (jsonwebtoken, same secret and algorithm),
- * same token-record lookup, same listing SQL through the same driver, same JSON. What the
+ * same token-record lookup, same listing SQL through the same driver, same JSON and headers. What the
  * app spends beyond this is what the framework and our own layers cost.
  */
 import jwt from 'jsonwebtoken';
@@ -12,6 +12,7 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import type { AddressInfo } from 'node:net';
 import { identityKey } from '../src/users/identity-key';
 import { BcryptPool } from '../src/account/bcrypt-pool';
+import { helmetHeaders } from '../src/http/security-headers';
 import type { AppConfig } from '../src/config/app-config';
 
 interface TokenOwnerRow {
@@ -224,9 +225,18 @@ function isoDate(value: unknown): string {
 
 const flag = (value: unknown): boolean => Boolean(Number(value));
 
+/**
+ * The headers every answer of the app carries: helmet's set, a request id and no-store. They
+ * double the bytes of a small answer, and writing them is a cost of the service, not of the
+ * framework, so the baseline pays it too.
+ */
+const SERVICE_HEADERS = { ...helmetHeaders(), 'cache-control': 'no-store' };
+
 function sendJson(response: ServerResponse, status: number, payload: unknown): void {
   const body = JSON.stringify(payload);
   response.writeHead(status, {
+    ...SERVICE_HEADERS,
+    'x-request-id': randomUUID(),
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
   });

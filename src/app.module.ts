@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER } from '@nestjs/core';
 import { AccountModule } from './account/account.module';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
@@ -10,7 +10,7 @@ import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
-import { MultipartFieldsInterceptor } from './http/multipart-fields.interceptor';
+import { HttpEdgeModule } from './http/http-edge.module';
 import { LoggingModule } from './logging/logging.module';
 import { MailModule } from './mail/mail.module';
 import { OutboxModule } from './outbox/outbox.module';
@@ -36,16 +36,15 @@ export class AppModule {
         UsersModule,
         AccountModule,
         AuthModule,
+        // After AuthModule: its guard reads forms only for authenticated callers.
+        HttpEdgeModule,
         ConfigurationModule,
         TargetsModule,
         SessionsModule,
         CommunityPluginsModule,
         HealthModule,
       ],
-      providers: [
-        { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        { provide: APP_INTERCEPTOR, useClass: MultipartFieldsInterceptor },
-      ],
+      providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
     };
   }
 }

@@ -50,6 +50,26 @@ describe('sessions', () => {
   const getSession = async (user: Caller, id: number) =>
     (await call(user, 'get', `sessions/${id}`).expect(200)).body;
   const activeIds = async (user: Caller) => (await list(user)).filter((s) => s.active).map((s) => s.id);
+  describe('forms', () => {
+    const broken = '--xyz\r\nContent-Disposition: form-data; name="name"\r\n\r\nunfinished';
+    it('reads a multipart form as arguments, like JSON and urlencoded bodies', async () => {
+      const response = await call(alice, 'post', 'sessions/').field('name', 'from a form');
+      expect([response.status, response.body]).toEqual([201, ok(null)]);
+      expect((await list(alice)).map((session) => session.name)).toContain('from a form');
+    });
+
+    it('parses a form only once the caller is authenticated: 401 before a broken form is looked at', async () => {
+      const stranger = await call(null, 'post', 'sessions/')
+        .set('Content-Type', 'multipart/form-data; boundary=xyz')
+        .send(broken);
+      expect([stranger.status, stranger.body]).toEqual([401, fail('Unauthorized')]);
+      const member = await call(alice, 'post', 'sessions/')
+        .set('Content-Type', 'multipart/form-data; boundary=xyz')
+        .send(broken);
+      expect([member.status, member.body]).toEqual([400, fail('Malformed request body')]);
+    });
+  });
+
   /** An id no session has (yet). */
   const unknownId = async () => {
     const [row] = (await t.dataSource.query('SELECT MAX(id) AS id FROM sessions')) as Array<{

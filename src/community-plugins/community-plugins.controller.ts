@@ -23,7 +23,7 @@ import {
   ReviewHistory,
   UploadPluginArgs,
 } from './dto/plugin.dto';
-import { MultipartFields } from '../http/multipart-fields.interceptor';
+import { MultipartFields } from '../http/multipart-fields.guard';
 import { REVIEW_FORM } from './review-form';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH, ParseListQueryPipe } from './list-query';
 import type { ListQuery } from './list-query';

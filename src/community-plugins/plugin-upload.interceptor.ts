@@ -11,7 +11,7 @@ import type { Observable } from 'rxjs';
 import { ApiError } from '../common/api-error';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { isMultipart } from '../http/multipart-fields.interceptor';
+import { isMultipart } from '../http/multipart-fields.guard';
 import { MALFORMED_BODY, readMultipart, type MultipartRules } from '../http/multipart';
 import { PLUGIN_FILE_PART } from './plugin-constants';
 import { METADATA_FIELDS } from './plugin-metadata';
