@@ -15,6 +15,13 @@ module.exports = {
   globalSetup: '<rootDir>/test/built-workers.js',
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
-    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+    {
+      ...shared,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      // A real app, real databases and bcrypt: on a busy machine a hook's set-up can take more
+      // than Jest's default 5 s. Nothing here waits on purpose; a hang still fails.
+      testTimeout: 30_000,
+    },
   ],
 };

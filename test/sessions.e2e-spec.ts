@@ -53,9 +53,9 @@ describe('sessions', () => {
   describe('forms', () => {
     const broken = '--xyz\r\nContent-Disposition: form-data; name="name"\r\n\r\nunfinished';
     it('reads a multipart form as arguments, like JSON and urlencoded bodies', async () => {
-      const response = await call(alice, 'post', 'sessions/').field('name', 'from a form');
+      const response = await call(alice, 'post', 'sessions/').field('name', 'posted as multipart');
       expect([response.status, response.body]).toEqual([201, ok(null)]);
-      expect((await list(alice)).map((session) => session.name)).toContain('from a form');
+      expect((await list(alice)).map((session) => session.name)).toContain('posted as multipart');
     });
 
     it('parses a form only once the caller is authenticated: 401 before a broken form is looked at', async () => {

@@ -1,0 +1,145 @@
+/**
+ * `npm run bench:profile`: where a GET's CPU time goes, by package, in the app and in the bare
+ * baseline. Each server is loaded alone (10 connections, after a warm-up) under the V8 sampling
+ * profiler; self time is summed by the package of each sampled function and divided by the
+ * answers given. What the app spends beyond the baseline, row by row, is what the framework
+ * and our own layers cost. Prints a table; writes nothing into the repository.
+ *
+ * Environment: BENCH_DATABASE_URL (a MySQL/MariaDB database of its own; it is EMPTIED first;
+ * default SQLite in a temporary directory), BENCH_DURATION (seconds per server, default 6).
+ * Arguments: the paths to profile (default /api/v1/sessions/ and /api/v1/community-plugins/).
+ */
+import { randomBytes } from 'node:crypto';
+import { Session } from 'node:inspector/promises';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config/app-config';
+import { emptyDatabase } from '../test/helpers/database';
+import { startApp } from './app-server';
+import { startBaseline } from './baseline-server';
+import { runLoad } from './load';
+import { ADMIN_EMAIL, seed } from './seed';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Node's own HTTP, stream and event modules count as one row: the baseline pays them too. */
+const NODE_CORE = /^node:(internal|_http_\w+|net|events|stream|buffer|timers)$/;
+/** Not CPU time spent on requests: waiting, and the profiler itself. */
+const NOT_WORK = new Set(['(idle)', '(program)', '(native) dispatch']);
+
+function packageOf({ functionName, url }: ProfileNode['callFrame']): string {
+  if (!url) return functionName.startsWith('(') ? functionName : `(native) ${functionName || 'anonymous'}`;
+  if (url.startsWith('node:')) {
+    const module = `node:${url.slice('node:'.length).split('/')[0]}`;
+    return NODE_CORE.test(module) ? 'node (http, streams, events)' : module;
+  }
+  const packages = url.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/g);
+  if (packages) return packages[packages.length - 1].slice('node_modules/'.length);
+  const own = /\/(src|bench)\/([^/]+)/.exec(url);
+  return own ? `${own[1]}/${own[2]}` : url;
+}
+
+/** Microseconds of self time per answer, by package. */
+function byPackage(profile: Profile, answers: number): Map<string, number> {
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const totals = new Map<string, number>();
+  profile.samples.forEach((id, index) => {
+    const name = packageOf(nodes.get(id)!.callFrame);
+    if (!NOT_WORK.has(name)) totals.set(name, (totals.get(name) ?? 0) + profile.timeDeltas[index]);
+  });
+  for (const [name, micros] of totals) totals.set(name, micros / answers);
+  return totals;
+}
+
+function table(app: Map<string, number>, baseline: Map<string, number>): string {
+  const names = [...new Set([...app.keys(), ...baseline.keys()])].sort(
+    (a, b) => (app.get(b) ?? 0) - (app.get(a) ?? 0) || (baseline.get(b) ?? 0) - (baseline.get(a) ?? 0),
+  );
+  const sum = (figures: Map<string, number>) => [...figures.values()].reduce((a, b) => a + b, 0);
+  const rows = names
+    .filter((name) => (app.get(name) ?? 0) >= 3 || (baseline.get(name) ?? 0) >= 3)
+    .map(
+      (name) => `| ${name} | ${(app.get(name) ?? 0).toFixed(0)} | ${(baseline.get(name) ?? 0).toFixed(0)} |`,
+    );
+  return [
+    '| package | app µs/answer | baseline µs/answer |',
+    '|---|---:|---:|',
+    ...rows,
+    `| all (rows under 3 µs included) | ${sum(app).toFixed(0)} | ${sum(baseline).toFixed(0)} |`,
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const duration = Number(process.env.BENCH_DURATION ?? 6);
+  const databaseUrl = process.env.BENCH_DATABASE_URL?.trim() || undefined;
+  const paths = process.argv.slice(2).filter((arg) => arg.startsWith('/'));
+  const workDir = mkdtempSync(join(tmpdir(), 'svc-profile-'));
+  const config = loadConfig(
+    {
+      DATABASE_URL: databaseUrl ?? `sqlite:${join(workDir, 'svc.sqlite')}`,
+      JWT_SECRET: randomBytes(48).toString('base64url'),
+      BCRYPT_COST: '4',
+      RATE_LIMIT: 'off',
+      LOG_LEVEL: 'silent',
+      SVC_ADMIN_EMAILS: ADMIN_EMAIL,
+      COMMUNITY_PLUGIN_DIR: join(workDir, 'community-plugins'),
+      HOST: '127.0.0.1',
+      PORT: '0',
+    },
+    workDir,
+  );
+  if (databaseUrl) await emptyDatabase(databaseUrl);
+  const app = await startApp(config);
+  const baseline = await startBaseline(config);
+  const profiler = new Session();
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+  await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
+  try {
+    const seeded = await seed(app.origin, app.dataSource, { sessions: 10, approvedPlugins: 200 });
+    const headers = { authorization: `Bearer ${seeded.reader.token}` };
+    for (const path of paths.length > 0 ? paths : ['/api/v1/sessions/', '/api/v1/community-plugins/']) {
+      const figures: Array<Map<string, number>> = [];
+      for (const origin of [app.origin, baseline.origin]) {
+        const spec = {
+          title: path,
+          origin,
+          method: 'GET' as const,
+          path,
+          headers,
+          connections: 10,
+          expectStatus: 200,
+          expectBodyIncludes: '"status":"success"',
+        };
+        await runLoad({ warmup: 0, specs: [{ ...spec, duration: 2 }] });
+        await profiler.post('Profiler.start');
+        const { runs } = await runLoad({ warmup: 0, specs: [{ ...spec, duration }] });
+        const { profile } = await profiler.post('Profiler.stop');
+        const answers = Object.values(runs[0].statuses).reduce((a, b) => a + b, 0);
+        if (runs[0].failures > 0) throw new Error(`${origin}${path}: ${runs[0].failures} failed answers`);
+        figures.push(byPackage(profile as Profile, answers));
+      }
+      console.log(`\nGET ${path} — ${config.database.type}, CPU self time per answer\n`);
+      console.log(table(figures[0], figures[1]));
+    }
+  } finally {
+    profiler.disconnect();
+    await baseline.close();
+    await app.close();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
