@@ -1,8 +1,9 @@
 /**
  * `npm run bench:profile`: where a GET's CPU time goes, by package, in the app and in the bare
- * baseline. Each server is loaded alone (10 connections, after a warm-up) under the V8 sampling
- * profiler; self time is summed by the package of each sampled function and divided by the
- * answers given. What the app spends beyond the baseline, row by row, is what the framework
+ * baseline. Each server is loaded alone (10 connections, after a warm-up, in two alternating
+ * rounds) under the V8 sampling profiler; self time is summed by the package of each sampled function and divided by the
+ * answers given. The profiler counts wall time on the main thread, so a busy machine inflates
+ * every row (most of all system calls such as writev): trust a quiet run. What the app spends beyond the baseline, row by row, is what the framework
  * and our own layers cost. Prints a table; writes nothing into the repository.
  *
  * Environment: BENCH_DATABASE_URL (a MySQL/MariaDB database of its own; it is EMPTIED first;
@@ -33,6 +34,7 @@ interface Profile {
 
 /** Node's own HTTP, stream and event modules count as one row: the baseline pays them too. */
 const NODE_CORE = /^node:(internal|_http_\w+|net|events|stream|buffer|timers)$/;
+const ROUNDS = 2;
 /** Not CPU time spent on requests: waiting, and the profiler itself. */
 const NOT_WORK = new Set(['(idle)', '(program)', '(native) dispatch']);
 
@@ -48,16 +50,17 @@ function packageOf({ functionName, url }: ProfileNode['callFrame']): string {
   return own ? `${own[1]}/${own[2]}` : url;
 }
 
-/** Microseconds of self time per answer, by package. */
-function byPackage(profile: Profile, answers: number): Map<string, number> {
+/** Adds a profile's self time, in microseconds, by package. */
+function addSelfTime(totals: Map<string, number>, profile: Profile): void {
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
-  const totals = new Map<string, number>();
   profile.samples.forEach((id, index) => {
     const name = packageOf(nodes.get(id)!.callFrame);
     if (!NOT_WORK.has(name)) totals.set(name, (totals.get(name) ?? 0) + profile.timeDeltas[index]);
   });
-  for (const [name, micros] of totals) totals.set(name, micros / answers);
-  return totals;
+}
+
+function perAnswer(totals: Map<string, number>, answers: number): Map<string, number> {
+  return new Map([...totals].map(([name, micros]) => [name, micros / answers]));
 }
 
 function table(app: Map<string, number>, baseline: Map<string, number>): string {
@@ -108,26 +111,31 @@ async function main(): Promise<void> {
     const seeded = await seed(app.origin, app.dataSource, { sessions: 10, approvedPlugins: 200 });
     const headers = { authorization: `Bearer ${seeded.reader.token}` };
     for (const path of paths.length > 0 ? paths : ['/api/v1/sessions/', '/api/v1/community-plugins/']) {
-      const figures: Array<Map<string, number>> = [];
-      for (const origin of [app.origin, baseline.origin]) {
-        const spec = {
-          title: path,
-          origin,
-          method: 'GET' as const,
-          path,
-          headers,
-          connections: 10,
-          expectStatus: 200,
-          expectBodyIncludes: '"status":"success"',
-        };
-        await runLoad({ warmup: 0, specs: [{ ...spec, duration: 2 }] });
-        await profiler.post('Profiler.start');
-        const { runs } = await runLoad({ warmup: 0, specs: [{ ...spec, duration }] });
-        const { profile } = await profiler.post('Profiler.stop');
-        const answers = Object.values(runs[0].statuses).reduce((a, b) => a + b, 0);
-        if (runs[0].failures > 0) throw new Error(`${origin}${path}: ${runs[0].failures} failed answers`);
-        figures.push(byPackage(profile as Profile, answers));
+      // Alternating rounds, so a change in the machine's other load falls on both alike.
+      const samples = [new Map<string, number>(), new Map<string, number>()];
+      const answers = [0, 0];
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [index, origin] of [app.origin, baseline.origin].entries()) {
+          const spec = {
+            title: path,
+            origin,
+            method: 'GET' as const,
+            path,
+            headers,
+            connections: 10,
+            expectStatus: 200,
+            expectBodyIncludes: '"status":"success"',
+          };
+          await runLoad({ warmup: 0, specs: [{ ...spec, duration: 2 }] });
+          await profiler.post('Profiler.start');
+          const { runs } = await runLoad({ warmup: 0, specs: [{ ...spec, duration: duration / ROUNDS }] });
+          const { profile } = await profiler.post('Profiler.stop');
+          if (runs[0].failures > 0) throw new Error(`${origin}${path}: ${runs[0].failures} failed answers`);
+          answers[index] += Object.values(runs[0].statuses).reduce((a, b) => a + b, 0);
+          addSelfTime(samples[index], profile as Profile);
+        }
       }
+      const figures = samples.map((totals, index) => perAnswer(totals, answers[index]));
       console.log(`\nGET ${path} — ${config.database.type}, CPU self time per answer\n`);
       console.log(table(figures[0], figures[1]));
     }
