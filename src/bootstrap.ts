@@ -6,6 +6,7 @@ import { APP_CONFIG } from './config/config.module';
 import { validationFailure } from './common/validation';
 import { echoRequestId, forbidCaching, registerBodyParsers } from './http/http-adapter';
 import { setupOpenApi } from './openapi/openapi';
+import { servePages } from './pages/pages';
 
 export const API_PREFIX = 'api/v1';
 
@@ -37,4 +38,6 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     }),
   );
   setupOpenApi(app);
+  // The pages the activation mail links (outside /api/v1, with the same headers).
+  servePages(app);
 }
