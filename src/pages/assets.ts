@@ -40,11 +40,11 @@ export const PAGE_SCRIPT = `'use strict';
     return 'The service answered HTTP ' + response.status + '. Please try again later.';
   }
 
-  function show(form, ok, words) {
+  function show(form, state, words) {
     var result = form.querySelector('[data-result]');
     if (!result) return;
     result.textContent = words;
-    result.className = 'result ' + (ok ? 'success' : 'fail');
+    result.className = 'result ' + state;
   }
 
   function fieldsOf(form) {
@@ -86,12 +86,12 @@ export const PAGE_SCRIPT = `'use strict';
     var form = event.target;
     event.preventDefault();
     if (mismatch(form)) {
-      show(form, false, 'The two passwords are not the same.');
+      show(form, 'fail', 'The two passwords are not the same.');
       return;
     }
     var button = form.querySelector('button[type="submit"]');
     if (button) button.disabled = true;
-    show(form, true, 'Sending...');
+    show(form, 'pending', 'Sending...');
     fetch(form.getAttribute('action'), {
       method: 'POST',
       headers: { Accept: 'application/json', 'Content-Type': 'application/x-www-form-urlencoded' },
@@ -107,12 +107,12 @@ export const PAGE_SCRIPT = `'use strict';
           })
           .then(function (body) {
             var ok = response.ok && body !== null && body.status === 'success';
-            show(form, ok, describe(response, body));
+            show(form, ok ? 'success' : 'fail', describe(response, body));
             after(form, ok);
           });
       })
       .catch(function () {
-        show(form, false, 'The service could not be reached. Please check your connection and try again.');
+        show(form, 'fail', 'The service could not be reached. Please check your connection and try again.');
       })
       .then(function () {
         if (button) button.disabled = false;
@@ -153,6 +153,7 @@ button { font: inherit; padding: 0.5rem 1rem; cursor: pointer; }
 .result { padding: 0.5rem 0.75rem; border-radius: 4px; }
 .result.success { background: #e7f6ea; }
 .result.fail { background: #fdecec; }
+.result.pending { background: #f0f0f3; }
 footer { font-size: 0.9rem; color: #555; }
 code { overflow-wrap: anywhere; }
 `;
