@@ -158,6 +158,7 @@ describe('pages', () => {
         expect(response.status).toBe(404);
         expectPage(response);
         expect(response.text).toContain('This link is not valid');
+        expect(response.text).toContain('action="/api/v1/generate/confirm_email/"');
         expect(response.text).not.toContain('<script>alert');
         expect(response.text).not.toContain('aaaaaaaaaa');
       },

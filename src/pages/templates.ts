@@ -97,7 +97,6 @@ export function expiredPage(email: string): string {
       <button type="submit">Send me a new link</button>
       <p class="result" role="status" data-result></p>
     </form>
-    <p>Or ask the API yourself: <code>POST /api/v1/generate/confirm_email/</code> with <code>email=${escapeHtml(email)}</code>.</p>
 `,
     ),
   );
@@ -106,16 +105,22 @@ export function expiredPage(email: string): string {
 export function invalidLinkPage(): string {
   return layout(
     'This link is not valid',
-    section('This link is not valid', [
-      text(
-        'The link is unknown, was already used, or was replaced by a newer link. ' +
-          'If you confirmed your email address already, your account is active and you can log in.',
-      ),
-      text(
-        'Otherwise ask for a new link with POST /api/v1/generate/confirm_email/ and your email address, ' +
-          'and open the newest mail.',
-      ),
-    ]),
+    section(
+      'This link is not valid',
+      [
+        text(
+          'The link is unknown, was already used, or was replaced by a newer link. ' +
+            'If you confirmed your email address already, your account is active and you can log in.',
+        ),
+        text('Otherwise ask for a new link and open the newest mail:'),
+      ],
+      `    <form method="post" action="/api/v1/generate/confirm_email/" data-api="resend-link" id="resend-link">
+      <label>Email address <input name="email" type="email" autocomplete="email" required maxlength="254"></label>
+      <button type="submit">Send me a new link</button>
+      <p class="result" role="status" data-result></p>
+    </form>
+`,
+    ),
   );
 }
 
