@@ -15,6 +15,7 @@ const FEATURES = [
   'health',
   'mail',
   'outbox',
+  'pages',
   'rate-limit',
   'sessions',
   'targets',

@@ -8,6 +8,7 @@ import { applySecurityHeaders } from './http/security-headers';
 import { AppLogger } from './logging/app-logger';
 import { logRequests } from './logging/request-log';
 import { setupOpenApi } from './openapi/openapi';
+import { servePages } from './pages/pages';
 
 export const API_PREFIX = 'api/v1';
 
@@ -38,4 +39,6 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     }),
   );
   setupOpenApi(app);
+  // The pages the activation mail links (outside /api/v1, with the same headers).
+  servePages(app);
 }

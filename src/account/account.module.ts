@@ -13,7 +13,8 @@ import { PasswordHasher } from './password-hasher.service';
   imports: [TypeOrmModule.forFeature([EmailConfirmation]), UsersModule],
   controllers: [AccountController],
   providers: [AccountService, AccountRepository, OtpService, PasswordHasher],
-  exports: [PasswordHasher],
+  // AccountService: the pages of src/pages confirm emails through it, as the API does.
+  exports: [PasswordHasher, AccountService],
 })
 export class AccountModule implements OnApplicationBootstrap {
   constructor(private readonly users: UsersService) {}

@@ -1,4 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
@@ -14,6 +16,7 @@ import { identityKey, MAX_IDENTITY_KEY_LENGTH, storedEmail } from '../users/iden
 import { UsersRepository } from '../users/users.repository';
 import { UsersService } from '../users/users.service';
 import { AccountRepository } from './account.repository';
+import { activationLink } from './activation-link';
 import { activationMail, otpMail } from './mail-templates';
 import { newOtpSecret } from './otp';
 import { OtpService } from './otp.service';
@@ -46,6 +49,7 @@ export class AccountService implements OnModuleInit {
     private readonly mail: MailService,
     private readonly outbox: Outbox,
     private readonly clock: Clock,
+    private readonly adapterHost: HttpAdapterHost,
   ) {}
 
   onModuleInit(): void {
@@ -134,7 +138,7 @@ export class AccountService implements OnModuleInit {
       userId: user.id,
     };
     await this.accounts.replaceConfirmation(manager, confirmation);
-    const link = `http://${this.config.serverAddr}:${this.config.frontendPort}/email-verify/${confirmation.keyValue}`;
+    const link = activationLink(this.config, confirmation.keyValue, () => this.listeningPort());
     await this.mail.queue(manager, activationMail(user.email, user.name, link));
   }
 
@@ -201,6 +205,14 @@ export class AccountService implements OnModuleInit {
       return true;
     });
     return changed ? accountSuccess('Password Change Successful') : accountFail('Invalid OTP');
+  }
+
+  /** The port the HTTP server listens on, once it does (PORT=0 lets the system choose one). */
+  private listeningPort(): number | undefined {
+    const server = this.adapterHost.httpAdapter?.getHttpServer() as
+      { address?: () => AddressInfo | string | null } | undefined;
+    const address = server?.address?.();
+    return address && typeof address === 'object' ? address.port : undefined;
   }
 
   private isStrongPassword(password: string): boolean {

@@ -17,7 +17,8 @@ describe('loadConfig', () => {
       jwt: { secret: SECRET, algorithm: 'HS256', expiresInSeconds: 86400 },
       smtp: null,
       serverAddr: '127.0.0.1',
-      frontendPort: 8019,
+      frontendPort: 8009,
+      frontendUrl: null,
       bcryptCost: 12,
       adminEmails: [],
       communityPluginDir: join(dir, 'community-plugins'),
@@ -27,6 +28,23 @@ describe('loadConfig', () => {
       rateLimit: true,
       redisUrl: null,
     });
+  });
+
+  it('points the links in mail at the API itself unless FRONTEND_PORT or FRONTEND_URL says otherwise', () => {
+    expect(loadConfig({ JWT_SECRET: SECRET, PORT: '9100' }, dataDir())).toMatchObject({
+      port: 9100,
+      frontendPort: 9100,
+      frontendUrl: null,
+    });
+    expect(loadConfig({ JWT_SECRET: SECRET, PORT: '9100', FRONTEND_PORT: '8019' }, dataDir())).toMatchObject({
+      port: 9100,
+      frontendPort: 8019,
+    });
+    // PORT=0: the port the system gives the server, known once it listens.
+    expect(loadConfig({ JWT_SECRET: SECRET, PORT: '0' }, dataDir()).frontendPort).toBe(0);
+    expect(
+      loadConfig({ JWT_SECRET: SECRET, FRONTEND_URL: 'https://svc.example.com/app/' }, dataDir()).frontendUrl,
+    ).toBe('https://svc.example.com/app');
   });
 
   it('parses a MySQL URL', () => {
@@ -68,6 +86,17 @@ describe('loadConfig', () => {
     ],
     ['SMTP_SECURE', 'yes', 'Invalid environment: SMTP_SECURE must be one of true, false'],
     ['JWT_SECRET', 'short', 'Invalid environment: JWT_SECRET must be at least 32 characters long'],
+    ['FRONTEND_PORT', '0', 'Invalid environment: FRONTEND_PORT must be an integer from 1 to 65535'],
+    [
+      'FRONTEND_URL',
+      'ftp://svc.example.com',
+      'Invalid environment: FRONTEND_URL must be an http:// or https:// URL without query or fragment, e.g. https://svc.example.com',
+    ],
+    [
+      'FRONTEND_URL',
+      'https://svc.example.com/?next=x',
+      'Invalid environment: FRONTEND_URL must be an http:// or https:// URL without query or fragment, e.g. https://svc.example.com',
+    ],
   ])('stops on a bad %s with one line naming it', (variable, value, message) => {
     const env = { JWT_SECRET: SECRET, SMTP_HOST: 'mail', [variable]: value };
     expect(() => loadConfig(env, dataDir())).toThrow(

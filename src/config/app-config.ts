@@ -25,8 +25,12 @@ export interface AppConfig {
   /** Without SMTP the text of every mail goes to the log and stdout. */
   smtp: SmtpConfig | null;
   mailFrom: string;
+  /** Host of the links in mail (`http://<serverAddr>:<frontendPort>/email-verify/<key>`). */
   serverAddr: string;
+  /** Port of the links in mail: FRONTEND_PORT, else PORT; 0 (PORT=0) is the port the API got. */
   frontendPort: number;
+  /** FRONTEND_URL: the base of the links in mail instead of serverAddr and frontendPort. */
+  frontendUrl: string | null;
   emailPattern: RegExp;
   passwordPattern: RegExp;
   bcryptCost: number;
@@ -172,6 +176,38 @@ function redisUrl(env: Env): string | null {
   return raw;
 }
 
+/**
+ * The base of the links in mail when the pages are served elsewhere, or over https behind a
+ * proxy: an absolute http(s) URL with a host and maybe a path, without query or fragment.
+ */
+function frontendUrl(env: Env): string | null {
+  const raw = value(env, 'FRONTEND_URL');
+  if (raw === undefined) return null;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (
+    !url ||
+    !['http:', 'https:'].includes(url.protocol) ||
+    !url.hostname ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    raw.includes('?') ||
+    raw.includes('#')
+  ) {
+    throw new ConfigError(
+      'FRONTEND_URL',
+      'an http:// or https:// URL without query or fragment, e.g. https://svc.example.com',
+    );
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
 function corsOrigins(env: Env): string[] {
   const origins = (value(env, 'CORS_ORIGINS') ?? '')
     .split(',')
@@ -188,9 +224,10 @@ function corsOrigins(env: Env): string[] {
 export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR): AppConfig {
   const production = value(env, 'NODE_ENV') === 'production';
   const mailFrom = value(env, 'SMTP_FROM') ?? 'SVC <no-reply@localhost>';
+  const port = integer(env, 'PORT', 8009, 0, 65535);
   return {
     production,
-    port: integer(env, 'PORT', 8009, 0, 65535),
+    port,
     host: value(env, 'HOST') ?? '127.0.0.1',
     database: parseDatabaseUrl(value(env, 'DATABASE_URL') ?? `sqlite:${join(dataDir, 'svc.sqlite')}`),
     jwt: {
@@ -201,7 +238,9 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR): AppConfig {
     smtp: smtp(env),
     mailFrom,
     serverAddr: value(env, 'SERVER_ADDR') ?? '127.0.0.1',
-    frontendPort: integer(env, 'FRONTEND_PORT', 8019, 1, 65535),
+    // The API serves the pages the links open, so by default the links point at the API itself.
+    frontendPort: integer(env, 'FRONTEND_PORT', port, 1, 65535),
+    frontendUrl: frontendUrl(env),
     emailPattern: pattern(env, 'EMAIL_PATTERN', DEFAULT_EMAIL_PATTERN),
     passwordPattern: pattern(env, 'PASSWORD_PATTERN', DEFAULT_PASSWORD_PATTERN),
     bcryptCost: integer(env, 'BCRYPT_COST', 12, 4, 15),

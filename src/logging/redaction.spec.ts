@@ -14,6 +14,8 @@ describe('redactUrl', () => {
       '/api/v1/verify/confirm_email/0f1e2d3c-aaaa-bbbb-cccc-000000000000',
       '/api/v1/verify/confirm_email/[Redacted]',
     ],
+    ['/email-verify/0f1e2d3c-aaaa-bbbb-cccc-000000000000', '/email-verify/[Redacted]'],
+    ['/Email-Verify/0f1e2d3c-aaaa/extra?x=1', '/Email-Verify/[Redacted]?x=1'],
     ['/api/v1/sessions/?active=true', '/api/v1/sessions/?active=true'],
     ['/x?PASSWORD=a#frag', '/x?PASSWORD=[Redacted]#frag'],
     [

@@ -34,8 +34,8 @@ const SECRET_PARAM_NAME = new RegExp(
   'i',
 );
 const QUERY_PARAM = /([?&])([^=&#]*)(=?)([^&#]*)/g;
-/** The activation key in the path is as good as a password until it is used. */
-const SECRET_PATH = /(\/verify\/confirm_email\/)[^/?#]+/i;
+/** The activation key in the path (the API's, or the page's the mail links) is as good as a password until it is used. */
+const SECRET_PATH = /(\/(?:verify\/confirm_email|email-verify)\/)[^?#]+/i;
 
 /** A request URL as it may be logged: secret query values and the activation key replaced. */
 export function redactUrl(url: string): string {
