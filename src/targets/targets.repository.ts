@@ -50,7 +50,8 @@ export class TargetsRepository {
     const [rows, total] = await builder
       .orderBy('target.id', 'ASC')
       .skip(filter.offset)
-      .take(filter.limit)
+      // MySQL has no OFFSET without LIMIT: "all of them" is at most the listed ids.
+      .take(filter.limit ?? filter.ids?.length ?? Number.MAX_SAFE_INTEGER)
       .getManyAndCount();
     return { rows, total };
   }
