@@ -406,7 +406,9 @@ describe('accounts', () => {
       const key = await activationKey(t, smtp, user.email);
       t.clock.advance(60 * 60 * 1000 - 5_000);
       t.clock.advance(10_000);
-      expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual(ok('Link Expired', { email: user.email }));
+      expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual(
+        ok('Link Expired', { email: user.email }),
+      );
       t.clock.reset();
       expect(
         (await post('login/', { emailOrUsername: user.username, password: user.password })).body,

@@ -33,7 +33,9 @@ describe('mail without SMTP_HOST', () => {
     expect(block).not.toMatch(/<\/?(p|a|b)\b/);
     const key = /http:\/\/10\.1\.2\.3:9000\/email-verify\/([0-9a-f-]{36})/.exec(block)?.[1];
     expect(key).toBeDefined();
-    expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual(okMessage('Email Verified'));
+    expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual(
+      okMessage('Email Verified'),
+    );
   });
 
   it('prints the OTP mail, and the printed OTP verifies', async () => {

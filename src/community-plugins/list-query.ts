@@ -90,9 +90,7 @@ export function parseListQuery(raw: Record<string, unknown>): ListQueryResult {
 /** `limit` and `offset` with the catalogue's rules; other parameters are not read. */
 export function parsePageQuery(raw: Record<string, unknown>): PageQueryResult {
   const parsed = parseListQuery({ limit: raw.limit, offset: raw.offset });
-  return parsed.ok
-    ? { ok: true, query: { limit: parsed.query.limit, offset: parsed.query.offset } }
-    : parsed;
+  return parsed.ok ? { ok: true, query: { limit: parsed.query.limit, offset: parsed.query.offset } } : parsed;
 }
 
 export type PageQueryResult = { ok: true; query: PageQuery } | { ok: false; errors: Record<string, string> };

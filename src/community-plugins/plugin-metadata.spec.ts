@@ -86,8 +86,20 @@ describe('validateMetadata', () => {
         metadata: { version: version.trim() },
       });
     }
-    expect(validateMetadata({ ...valid, version: '' })).toMatchObject({ ok: true, metadata: { version: '1.0.0' } });
-    for (const version of ['latest', '1..0', '1.0.0.0.0', '.1', '1.0-', '1.0.0-' + 'x'.repeat(21), '1 0', ['1', '2']]) {
+    expect(validateMetadata({ ...valid, version: '' })).toMatchObject({
+      ok: true,
+      metadata: { version: '1.0.0' },
+    });
+    for (const version of [
+      'latest',
+      '1..0',
+      '1.0.0.0.0',
+      '.1',
+      '1.0-',
+      '1.0.0-' + 'x'.repeat(21),
+      '1 0',
+      ['1', '2'],
+    ]) {
       expect(validateMetadata({ ...valid, version })).toEqual({
         ok: false,
         errors: {
@@ -123,6 +135,9 @@ describe('validateMetadata', () => {
         },
       });
     }
-    expect(validateMetadata({ ...valid, tags: { a: 1 } })).toEqual({ ok: false, errors: { tags: 'must be text' } });
+    expect(validateMetadata({ ...valid, tags: { a: 1 } })).toEqual({
+      ok: false,
+      errors: { tags: 'must be text' },
+    });
   });
 });

@@ -59,7 +59,11 @@ export class PluginUploadService {
         throw error;
       });
     if (!verdict.ok)
-      throw refusedWithFindings(HttpStatus.UNPROCESSABLE_ENTITY, 'Plugin failed validation', verdict.violations);
+      throw refusedWithFindings(
+        HttpStatus.UNPROCESSABLE_ENTITY,
+        'Plugin failed validation',
+        verdict.violations,
+      );
 
     const staged = await this.storage.stage(file.originalname, file.buffer);
     const now = this.clock.now();

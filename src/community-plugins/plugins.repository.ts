@@ -105,7 +105,10 @@ export class PluginsRepository {
   }
 
   /** A page of one user's uploads in any status, newest first. */
-  uploadedBy(userId: number, page: { limit: number; offset: number }): Promise<{ total: number; plugins: UserPlugin[] }> {
+  uploadedBy(
+    userId: number,
+    page: { limit: number; offset: number },
+  ): Promise<{ total: number; plugins: UserPlugin[] }> {
     return this.page(this.plugins.createQueryBuilder('plugin').where({ userId }), page);
   }
 

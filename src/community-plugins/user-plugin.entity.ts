@@ -1,12 +1,19 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import { DEFAULT_VERSION, EXECUTION_TIMEOUT, MAX_TAGS, TAG_MAX_LENGTH, VERSION_MAX_LENGTH } from './plugin-constants';
+import {
+  DEFAULT_VERSION,
+  EXECUTION_TIMEOUT,
+  MAX_TAGS,
+  TAG_MAX_LENGTH,
+  VERSION_MAX_LENGTH,
+} from './plugin-constants';
 import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
 
 /** Room for the most tags with their commas: `,` + 10 x (32 + `,`). */
 const TAGS_COLUMN_LENGTH = 1 + MAX_TAGS * (TAG_MAX_LENGTH + 1) + 9;
 
 /** The stored form of a tag list, and the LIKE pattern body that finds one tag in it. */
-export const storedTags = (tags: readonly string[]): string => (tags.length === 0 ? '' : `,${tags.join(',')},`);
+export const storedTags = (tags: readonly string[]): string =>
+  tags.length === 0 ? '' : `,${tags.join(',')},`;
 export const storedTag = (tag: string): string => `,${tag},`;
 
 const TAGS_TRANSFORMER = {

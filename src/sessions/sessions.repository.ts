@@ -35,7 +35,10 @@ export class SessionsRepository {
   }
 
   /** The user's active session, or null when none is. */
-  async activeSessionId(userId: number, manager: EntityManager = this.sessions.manager): Promise<number | null> {
+  async activeSessionId(
+    userId: number,
+    manager: EntityManager = this.sessions.manager,
+  ): Promise<number | null> {
     const session = await manager.findOne(Session, { where: { userId, active: true }, select: { id: true } });
     return session?.id ?? null;
   }
@@ -54,7 +57,11 @@ export class SessionsRepository {
   }
 
   /** Whether the target is attached to the session. */
-  async holdsTarget(sessionId: number, targetId: number, manager: EntityManager = this.links.manager): Promise<boolean> {
+  async holdsTarget(
+    sessionId: number,
+    targetId: number,
+    manager: EntityManager = this.links.manager,
+  ): Promise<boolean> {
     return manager.exists(SessionTarget, { where: { sessionId, targetId } });
   }
 
@@ -99,7 +106,11 @@ export class SessionsRepository {
   }
 
   /** Attaching twice fails with a duplicate-key error, a target deleted meanwhile with a foreign-key one. */
-  async attachTarget(sessionId: number, targetId: number, manager: EntityManager = this.links.manager): Promise<void> {
+  async attachTarget(
+    sessionId: number,
+    targetId: number,
+    manager: EntityManager = this.links.manager,
+  ): Promise<void> {
     await manager.insert(SessionTarget, { sessionId, targetId });
   }
 

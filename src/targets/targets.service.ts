@@ -23,7 +23,6 @@ export interface TargetQuery {
 /** The session a new target joins when the user has none active, as the original framework names it. */
 export const DEFAULT_SESSION_NAME = 'default session';
 
-
 export const TARGET_NOT_FOUND = 'Target not found';
 export const TARGET_EXISTS = 'Target already exists';
 
@@ -88,7 +87,10 @@ export class TargetsService {
   }
 
   /** The targets of the user's active session (none without one), filtered and paged. */
-  async listOfActiveSession(userId: number, query: TargetQuery): Promise<{ total: number; targets: TargetView[] }> {
+  async listOfActiveSession(
+    userId: number,
+    query: TargetQuery,
+  ): Promise<{ total: number; targets: TargetView[] }> {
     const sessionId = await this.sessions.activeSessionId(userId);
     if (sessionId === null) return { total: 0, targets: [] };
     const ids = await this.sessions.targetIds(sessionId);

@@ -42,13 +42,15 @@ export class TargetView {
   @ApiProperty({
     type: String,
     nullable: true,
-    description: 'Always null: this service does not resolve hosts (the original client shows it beside the URL)',
+    description:
+      'Always null: this service does not resolve hosts (the original client shows it beside the URL)',
   })
   host_ip!: null;
 
   @ApiProperty({
     type: 'integer',
-    description: 'Highest user rank of its findings; -1 without findings, as in the original (always -1 here)',
+    description:
+      'Highest user rank of its findings; -1 without findings, as in the original (always -1 here)',
   })
   max_user_rank!: number;
 
