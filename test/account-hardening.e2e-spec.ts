@@ -15,7 +15,7 @@ import {
   TestUser,
 } from './helpers/accounts';
 import { databaseUrlOf } from './helpers/marketplace';
-import { fail, okMessage as ok } from './helpers/envelopes';
+import { accountFail, fail, okMessage as ok } from './helpers/envelopes';
 import { SmtpSink } from './helpers/smtp-sink';
 import { bootApp, createTestApp, TestApp } from './helpers/test-app';
 
@@ -58,12 +58,12 @@ describe('account hardening', () => {
       ])) as Array<{ secret: string }>;
       const code = await otpFor(row.secret, t.clock.now());
       expect((await post('verify/otp/', { emailOrUsername: user.email, otp: code })).body).toEqual(
-        fail('Invalid OTP'),
+        accountFail('Invalid OTP'),
       );
       expect(
         (await post('new-password/', { emailOrUsername: user.email, otp: code, password: 'N3w!Passw0rd' }))
           .body,
-      ).toEqual(fail('Invalid OTP'));
+      ).toEqual(accountFail('Invalid OTP'));
     });
 
     it('lives 300 s from its issue, also across a 300 s clock step', async () => {
@@ -77,7 +77,7 @@ describe('account hardening', () => {
       );
       t.clock.advance(1_000);
       expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(
-        fail('Invalid OTP'),
+        accountFail('Invalid OTP'),
       );
     });
 
@@ -86,7 +86,7 @@ describe('account hardening', () => {
       const first = await requestOtp(user);
       const second = await requestOtp(user);
       expect((await post('verify/otp/', { emailOrUsername: user.email, otp: first })).body).toEqual(
-        first === second ? ok('OTP Verified') : fail('Invalid OTP'),
+        first === second ? ok('OTP Verified') : accountFail('Invalid OTP'),
       );
       expect((await post('verify/otp/', { emailOrUsername: user.email, otp: second })).body).toEqual(
         ok('OTP Verified'),
@@ -104,15 +104,15 @@ describe('account hardening', () => {
             : post('new-password/', { emailOrUsername: user.email, otp: guess, password: 'N3w!Passw0rd' }),
         ),
       );
-      expect(answers.map((answer) => answer.body)).toEqual(guesses.map(() => fail('Invalid OTP')));
+      expect(answers.map((answer) => answer.body)).toEqual(guesses.map(() => accountFail('Invalid OTP')));
       expect(await failedAttempts(user)).toBe(MAX_OTP_FAILURES);
       // No budget comes back by itself: the right code stays refused, now and later in its life.
       expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(
-        fail('Invalid OTP'),
+        accountFail('Invalid OTP'),
       );
       t.clock.advance(60_000);
       expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(
-        fail('Invalid OTP'),
+        accountFail('Invalid OTP'),
       );
       expect((await login(t, user)).length).toBeGreaterThan(0);
       // A new OTP is the only new budget.
@@ -127,7 +127,7 @@ describe('account hardening', () => {
       const otp = await requestOtp(user);
       for (let i = 1; i < MAX_OTP_FAILURES; i += 1) {
         expect((await post('verify/otp/', { emailOrUsername: user.email, otp: wrong(otp, i) })).body).toEqual(
-          fail('Invalid OTP'),
+          accountFail('Invalid OTP'),
         );
       }
       expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(
@@ -197,7 +197,7 @@ describe('account hardening', () => {
         expect(answer.body.status).toBe(password === won[0] ? 'success' : 'fail');
       }
       expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(
-        fail('Invalid OTP'),
+        accountFail('Invalid OTP'),
       );
     });
   });
@@ -221,7 +221,7 @@ describe('account hardening', () => {
       const bodies = answers.map((answer) => answer.body);
       expect(bodies.filter((body) => body.status === 'success')).toEqual([ok('User created successfully')]);
       expect(bodies.filter((body) => body.status !== 'success')).toEqual(
-        Array(25).fill(fail('Username already exists')),
+        Array(25).fill(accountFail('Username already exists')),
       );
     });
 
@@ -235,7 +235,7 @@ describe('account hardening', () => {
       const bodies = answers.map((answer) => answer.body);
       expect(bodies.filter((body) => body.status === 'success')).toHaveLength(1);
       expect(bodies.filter((body) => body.status !== 'success')).toEqual(
-        Array(9).fill(fail('Email already exists')),
+        Array(9).fill(accountFail('Email already exists')),
       );
     });
 
@@ -245,7 +245,7 @@ describe('account hardening', () => {
       for (const spelling of ['émile', 'ÉMILE', 'E\u0301mile', 'Ｅ\u0301mile']) {
         expect(
           (await post('register/', registration(spelling, `${Math.random()}@example.com`))).body,
-        ).toEqual(fail('Username already exists'));
+        ).toEqual(accountFail('Username already exists'));
       }
       const plain = { username: 'emile', email: 'emile.two@example.com', password: 'Oth3r!Passw0rd' };
       await register(t, plain);
@@ -261,10 +261,10 @@ describe('account hardening', () => {
       const alice = await signUp(t, smtp, 'alicekey');
       const accented = alice.email.replace('a', 'á');
       expect((await post('generate/otp/', { emailOrUsername: accented })).body).toEqual(
-        fail("Username / Email doesn't exist"),
+        accountFail("Username / Email doesn't exist"),
       );
       expect((await post('login/', { emailOrUsername: accented, password: alice.password })).body).toEqual(
-        fail('Invalid login credentials'),
+        accountFail('Invalid login credentials'),
       );
       expect(
         (await post('login/', { emailOrUsername: alice.email.toUpperCase(), password: alice.password })).body
@@ -290,14 +290,14 @@ describe('account hardening', () => {
       await activate(t, smtp, { ...squatter, email: 'boss@example.com' });
       expect(
         (await post('login/', { emailOrUsername: 'boss@example.com', password: squatter.password })).body,
-      ).toEqual(fail('Invalid login credentials'));
+      ).toEqual(accountFail('Invalid login credentials'));
 
       const owner = { username: 'boss', email: 'boss@example.com', password: 'Own3r!Passw0rd' };
       await setPasswordByOtp(t, smtp, owner);
       expect((await me(await login(t, owner))).is_admin).toBe(true);
       expect(
         (await post('login/', { emailOrUsername: owner.email, password: squatter.password })).body,
-      ).toEqual(fail('Invalid login credentials'));
+      ).toEqual(accountFail('Invalid login credentials'));
     });
 
     it('clear an unproven password when start-up promotes an existing user, and keep one set by OTP', async () => {
@@ -321,7 +321,7 @@ describe('account hardening', () => {
               .post('/api/v1/login/')
               .send({ emailOrUsername: early.email, password: early.password })
           ).body,
-        ).toEqual(fail('Invalid login credentials'));
+        ).toEqual(accountFail('Invalid login credentials'));
         await setPasswordByOtp(second, smtp, early);
         const earlyToken = await login(second, early);
         const provenMe = await http()

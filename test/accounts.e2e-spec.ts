@@ -9,7 +9,7 @@ import {
   signUp,
   STRONG_PASSWORD,
 } from './helpers/accounts';
-import { fail, okMessage as ok } from './helpers/envelopes';
+import { accountFail, fail, okMessage as ok } from './helpers/envelopes';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
@@ -59,7 +59,7 @@ describe('accounts', () => {
       ],
     ])('%s -> %s', async (_, body, message) => {
       const response = await post('register/', body).expect(200);
-      expect(response.body).toEqual(fail(message));
+      expect(response.body).toEqual(accountFail(message));
     });
 
     it('applies the checks in the spec order: the first failing one decides', async () => {
@@ -84,7 +84,7 @@ describe('accounts', () => {
         [{ ...valid, username: 'fresh', email: 'Taken@Example.com' }, 'Email already exists'],
       ];
       for (const [body, message] of cases) {
-        expect((await post('register/', body).expect(200)).body).toEqual(fail(message));
+        expect((await post('register/', body).expect(200)).body).toEqual(accountFail(message));
       }
     });
 
@@ -97,7 +97,7 @@ describe('accounts', () => {
         password: long,
         confirm_password: long,
       });
-      expect(response.body).toEqual(fail('Choose a strong password'));
+      expect(response.body).toEqual(accountFail('Choose a strong password'));
     });
 
     it('refuses an unusable username with its own message', async () => {
@@ -106,7 +106,7 @@ describe('accounts', () => {
         username: 'x'.repeat(65),
         email: 'longname@example.com',
       });
-      expect(response.body).toEqual(fail('Choose a valid username'));
+      expect(response.body).toEqual(accountFail('Choose a valid username'));
     });
 
     it('accepts ordinary addresses and refuses malformed ones', async () => {
@@ -118,7 +118,7 @@ describe('accounts', () => {
       }
       for (const email of ['plain', 'a@b', 'a@@b.com', 'a b@c.com', '.a@b.com', 'a@b..com', 'a@-b.com']) {
         expect((await post('register/', { ...valid, username: 'x1', email }).expect(200)).body).toEqual(
-          fail('Choose a valid email'),
+          accountFail('Choose a valid email'),
         );
       }
     });
@@ -136,7 +136,7 @@ describe('accounts', () => {
       expect(Number(row.is_active)).toBe(0);
       expect(row.otp_secret_key).toMatch(/^[A-Z2-7]{16,}=*$/);
       expect((await post('login/', { emailOrUsername: user.email, password: user.password })).body).toEqual(
-        fail('Your account is not active'),
+        accountFail('Your account is not active'),
       );
     });
 
@@ -207,7 +207,7 @@ describe('accounts', () => {
       [{ emailOrUsername: 'someone' }, 'Missing password value'],
       [{ emailOrUsername: 'nobody-here', password: STRONG_PASSWORD }, 'Invalid login credentials'],
     ])('%j -> %s', async (body, message) => {
-      expect((await post('login/', body).expect(200)).body).toEqual(fail(message));
+      expect((await post('login/', body).expect(200)).body).toEqual(accountFail(message));
     });
 
     it('says "not active" only when the password was right', async () => {
@@ -215,10 +215,10 @@ describe('accounts', () => {
       await register(t, user);
       expect(
         (await post('login/', { emailOrUsername: user.username, password: 'Wr0ng!Password' })).body,
-      ).toEqual(fail('Invalid login credentials'));
+      ).toEqual(accountFail('Invalid login credentials'));
       expect(
         (await post('login/', { emailOrUsername: user.username, password: user.password })).body,
-      ).toEqual(fail('Your account is not active'));
+      ).toEqual(accountFail('Your account is not active'));
     });
 
     it('finds the user by email, then by name, and refuses a wrong password', async () => {
@@ -227,10 +227,11 @@ describe('accounts', () => {
         const response = await post('login/', { emailOrUsername, password: user.password }).expect(200);
         expect(response.body.status).toBe('success');
         expect(typeof response.body.message['jwt-token']).toBe('string');
+        expect(response.body.data).toEqual({ status: 'success', message: response.body.message });
       }
       expect(
         (await post('login/', { emailOrUsername: user.email, password: user.password + 'x' })).body,
-      ).toEqual(fail('Invalid login credentials'));
+      ).toEqual(accountFail('Invalid login credentials'));
     });
 
     it('signs a JWT with user_id, username, exp = iat + lifetime and a jti, and stores only its hash', async () => {
@@ -325,7 +326,7 @@ describe('accounts', () => {
   describe('email confirmation', () => {
     it('answers a missing email with Missing email value', async () => {
       expect((await post('generate/confirm_email/', {}).expect(200)).body).toEqual(
-        fail('Missing email value'),
+        accountFail('Missing email value'),
       );
     });
 
@@ -405,15 +406,13 @@ describe('accounts', () => {
       const key = await activationKey(t, smtp, user.email);
       t.clock.advance(60 * 60 * 1000 - 5_000);
       t.clock.advance(10_000);
-      expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual({
-        status: 'success',
-        message: 'Link Expired',
-        email: user.email,
-      });
+      expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual(
+        ok('Link Expired', { email: user.email }),
+      );
       t.clock.reset();
       expect(
         (await post('login/', { emailOrUsername: user.username, password: user.password })).body,
-      ).toEqual(fail('Your account is not active'));
+      ).toEqual(accountFail('Your account is not active'));
     });
 
     it('accepts a key just before its hour is up', async () => {
@@ -452,11 +451,11 @@ describe('accounts', () => {
 
     it('answers an unknown user on generation and verification', async () => {
       expect((await post('generate/otp/', { emailOrUsername: 'nobody' })).body).toEqual(
-        fail("Username / Email doesn't exist"),
+        accountFail("Username / Email doesn't exist"),
       );
-      expect((await post('generate/otp/', {})).body).toEqual(fail("Username / Email doesn't exist"));
+      expect((await post('generate/otp/', {})).body).toEqual(accountFail("Username / Email doesn't exist"));
       expect((await post('verify/otp/', { emailOrUsername: 'nobody', otp: '123456' })).body).toEqual(
-        fail("Username / Email doesn't exist"),
+        accountFail("Username / Email doesn't exist"),
       );
     });
 
@@ -474,10 +473,10 @@ describe('accounts', () => {
         ok('OTP Verified'),
       );
       expect((await post('verify/otp/', { emailOrUsername: user.username, otp: wrong(otp) })).body).toEqual(
-        fail('Invalid OTP'),
+        accountFail('Invalid OTP'),
       );
       expect((await post('verify/otp/', { emailOrUsername: user.username })).body).toEqual(
-        fail("Username / Email doesn't exist"),
+        accountFail("Username / Email doesn't exist"),
       );
     });
 
@@ -487,7 +486,7 @@ describe('accounts', () => {
       const otp = await mailedOtp(user.email);
       t.clock.advance(300_000);
       expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(
-        fail('Invalid OTP'),
+        accountFail('Invalid OTP'),
       );
     });
 
@@ -498,23 +497,23 @@ describe('accounts', () => {
       const newPassword = 'N3w!Password';
       expect(
         (await post('new-password/', { password: 'weak', emailOrUsername: user.email, otp })).body,
-      ).toEqual(fail('Choose a strong password'));
+      ).toEqual(accountFail('Choose a strong password'));
       expect((await post('new-password/', { emailOrUsername: user.email, otp })).body).toEqual(
-        fail('Password Change Unsuccessful'),
+        accountFail('Password Change Unsuccessful'),
       );
       expect(
         (await post('new-password/', { password: newPassword, emailOrUsername: user.email })).body,
-      ).toEqual(fail('Password Change Unsuccessful'));
+      ).toEqual(accountFail('Password Change Unsuccessful'));
       expect((await post('new-password/', { password: newPassword, otp })).body).toEqual(
-        fail('Password Change Unsuccessful'),
+        accountFail('Password Change Unsuccessful'),
       );
       expect(
         (await post('new-password/', { password: newPassword, emailOrUsername: 'nobody', otp })).body,
-      ).toEqual(fail('Password Change Unsuccessful'));
+      ).toEqual(accountFail('Password Change Unsuccessful'));
       expect(
         (await post('new-password/', { password: newPassword, emailOrUsername: user.email, otp: wrong(otp) }))
           .body,
-      ).toEqual(fail('Invalid OTP'));
+      ).toEqual(accountFail('Invalid OTP'));
       expect(
         (await post('new-password/', { password: newPassword, emailOrUsername: user.email, otp }).expect(200))
           .body,
@@ -525,14 +524,14 @@ describe('accounts', () => {
         (await t.http().get('/api/v1/logout/').set('Authorization', `Bearer ${user.token}`)).status,
       ).toBe(401);
       expect((await post('login/', { emailOrUsername: user.email, password: user.password })).body).toEqual(
-        fail('Invalid login credentials'),
+        accountFail('Invalid login credentials'),
       );
       expect(typeof (await login(t, { ...user, password: newPassword }))).toBe('string');
       expect(
         (await post('new-password/', { password: 'An0ther!Pass', emailOrUsername: user.email, otp })).body,
-      ).toEqual(fail('Invalid OTP'));
+      ).toEqual(accountFail('Invalid OTP'));
       expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(
-        fail('Invalid OTP'),
+        accountFail('Invalid OTP'),
       );
     });
 
@@ -543,17 +542,17 @@ describe('accounts', () => {
       const bad = wrong(otp);
       for (let attempt = 0; attempt < 3; attempt += 1) {
         expect((await post('verify/otp/', { emailOrUsername: user.email, otp: bad })).body).toEqual(
-          fail('Invalid OTP'),
+          accountFail('Invalid OTP'),
         );
       }
       for (let attempt = 0; attempt < 2; attempt += 1) {
         expect(
           (await post('new-password/', { password: 'N3w!Password', emailOrUsername: user.email, otp: bad }))
             .body,
-        ).toEqual(fail('Invalid OTP'));
+        ).toEqual(accountFail('Invalid OTP'));
       }
       expect((await post('verify/otp/', { emailOrUsername: user.email, otp })).body).toEqual(
-        fail('Invalid OTP'),
+        accountFail('Invalid OTP'),
       );
       await post('generate/otp/', { emailOrUsername: user.email });
       const fresh = await mailedOtp(user.email);

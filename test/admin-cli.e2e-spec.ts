@@ -7,6 +7,7 @@ import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp, TEST_JWT_SECRET } from './helpers/test-app';
 import { databaseUrlOf, SignedInUser, signUpAs } from './helpers/marketplace';
 import { bootApp } from './helpers/test-app';
+import { accountFail } from './helpers/envelopes';
 
 const ROOT = join(__dirname, '..');
 
@@ -264,10 +265,10 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
       });
       expect(await meStatus(carl.token)).toBe(401);
       expect(await meStatus(secondToken)).toBe(401);
-      expect(await loginBody(carl)).toEqual({ status: 'fail', message: 'Your account is not active' });
+      expect(await loginBody(carl)).toEqual(accountFail('Your account is not active'));
       // The activation link confirms an email; it does not undo an operator's decision.
       await activate(t, smtp, carl);
-      expect(await loginBody(carl)).toEqual({ status: 'fail', message: 'Your account is not active' });
+      expect(await loginBody(carl)).toEqual(accountFail('Your account is not active'));
       expect(await svcAdmin(url, ['deactivate', carl.email])).toEqual({
         code: 0,
         stdout: 'carl@example.com is already deactivated\n',

@@ -19,6 +19,7 @@ import {
 
 const MAX_SIZE = 4096;
 const OWNER_VIEW_KEYS = [
+  'approval_status',
   'author',
   'created_at',
   'description',
@@ -28,10 +29,15 @@ const OWNER_VIEW_KEYS = [
   'rejection_reason',
   'sha256',
   'status',
+  'tags',
   'type',
   'updated_at',
   'user_id',
+  'version',
 ];
+
+/** An upload refused with findings: `errors`, and the same findings under `data.errors` for the client. */
+const refusedWith = (message: string, errors: unknown) => ({ ...fail(message, errors), data: { errors } });
 
 describe('community plugins: upload', () => {
   const smtp = new SmtpSink();
@@ -90,6 +96,9 @@ describe('community plugins: upload', () => {
         type: 'passive',
         author: 'Alice Example',
         status: 'pending',
+        approval_status: 'pending',
+        version: '1.0.0',
+        tags: [],
         sha256: createHash('sha256').update(BENIGN_SOURCE).digest('hex'),
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         updated_at: data.created_at,
@@ -289,7 +298,7 @@ describe('community plugins: upload', () => {
     });
 
     it('400 `Invalid plugin metadata` with one message per field', async () => {
-      const invalid = (errors: Record<string, string>) => fail('Invalid plugin metadata', errors);
+      const invalid = (errors: Record<string, string>) => refusedWith('Invalid plugin metadata', errors);
       const cases: Array<[Record<string, string>, Record<string, string>]> = [
         [
           {},
@@ -432,7 +441,7 @@ describe('community plugins: upload', () => {
             filename: 'shell_runner.py',
           }),
         422,
-        fail('Plugin failed validation', [
+        refusedWith('Plugin failed validation', [
           { rule: 'forbidden-import', message: expect.any(String), line: 1, column: 8 },
         ]) as ReturnType<typeof fail>,
       );

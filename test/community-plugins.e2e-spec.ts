@@ -12,6 +12,7 @@ const forbidden = fail('Admin privileges required');
 const notFound = fail('Plugin not found');
 
 const PUBLIC_KEYS = [
+  'approval_status',
   'author',
   'created_at',
   'description',
@@ -20,8 +21,10 @@ const PUBLIC_KEYS = [
   'name',
   'sha256',
   'status',
+  'tags',
   'type',
   'updated_at',
+  'version',
 ];
 const OWNER_KEYS = [...PUBLIC_KEYS, 'rejection_reason', 'user_id'].sort();
 const ADMIN_KEYS = [...OWNER_KEYS, 'execution_timeout', 'reviewed_at', 'reviewed_by_user_id'].sort();
@@ -204,7 +207,12 @@ describe('community plugins: catalogue, review, views', () => {
       await post(boss, `${second.id}/approve/`).expect(200);
       await uploaded(alice, 'Not carols');
 
-      const mine = data<PluginView[]>(await get(carol, 'mine/').expect(200));
+      const page = data<{ total: number; limit: number; offset: number; plugins: PluginView[] }>(
+        await get(carol, 'mine/').expect(200),
+      );
+      expect(keysOf(page)).toEqual(['limit', 'offset', 'plugins', 'total']);
+      expect([page.total, page.limit, page.offset]).toEqual([3, 50, 0]);
+      const mine = page.plugins;
       expect(mine.map((plugin) => [plugin.name, plugin.status, plugin.rejection_reason])).toEqual([
         [third.name, 'pending', null],
         [second.name, 'approved', null],
@@ -213,12 +221,15 @@ describe('community plugins: catalogue, review, views', () => {
       for (const plugin of mine) expect(keysOf(plugin)).toEqual(OWNER_KEYS);
 
       const dave = await signUpAs(t, smtp, 'dave');
-      expect((await get(dave, 'mine/').expect(200)).body).toEqual({ status: 'success', data: [] });
+      expect((await get(dave, 'mine/').expect(200)).body).toEqual({
+        status: 'success',
+        data: { total: 0, limit: 50, offset: 0, plugins: [] },
+      });
     });
 
     it('gives an admin their own uploads in owner view, too', async () => {
       await uploaded(boss, 'Boss own');
-      const mine = data<PluginView[]>(await get(boss, 'mine/').expect(200));
+      const mine = data<{ plugins: PluginView[] }>(await get(boss, 'mine/').expect(200)).plugins;
       expect(mine.map((plugin) => plugin.name)).toContain('Boss own');
       for (const plugin of mine) expect(keysOf(plugin)).toEqual(OWNER_KEYS);
     });
@@ -362,6 +373,7 @@ describe('community plugins: catalogue, review, views', () => {
       expect(data(approved)).toEqual({
         ...plugin,
         status: 'approved',
+        approval_status: 'approved',
         reviewed_by_user_id: boss.id,
         reviewed_at: expect.any(String),
         execution_timeout: 300,
@@ -388,6 +400,7 @@ describe('community plugins: catalogue, review, views', () => {
       );
       expect(rejected).toMatchObject({
         status: 'rejected',
+        approval_status: 'rejected',
         rejection_reason: 'Phones home',
         reviewed_by_user_id: otherAdmin.id,
       });

@@ -16,6 +16,8 @@ interface Schema {
   maximum?: number;
   required?: string[];
   properties?: Record<string, Schema>;
+  items?: Schema;
+  allOf?: Schema[];
 }
 interface Response {
   description: string;
@@ -182,6 +184,63 @@ describe('OpenAPI document', () => {
     expect(created.properties!.data).toEqual({ $ref: '#/components/schemas/OwnerPlugin' });
   });
 
+  it('documents the shapes the original web client reads', () => {
+    const ok = (path: string, method: string, status = '200') =>
+      doc.paths[path][method].responses[status].content!['application/json'].schema;
+    // Account answers: the contract's members, and the same under data.
+    const account = resolve(ok('/api/v1/login', 'post'));
+    expect(Object.keys(account.properties!).sort()).toEqual(['data', 'email', 'message', 'status']);
+    const accountData = account.properties!.data;
+    expect(accountData.$ref ?? accountData.allOf?.[0].$ref).toBe('#/components/schemas/AccountResponseData');
+    expect(Object.keys(doc.components.schemas.AccountResponseData.properties!).sort()).toEqual([
+      'email',
+      'message',
+      'status',
+    ]);
+    for (const [path, method] of [
+      ['/api/v1/register', 'post'],
+      ['/api/v1/logout', 'get'],
+      ['/api/v1/generate/confirm_email', 'post'],
+      ['/api/v1/verify/confirm_email/{keyValue}', 'get'],
+      ['/api/v1/generate/otp', 'post'],
+      ['/api/v1/verify/otp', 'post'],
+      ['/api/v1/new-password', 'post'],
+    ]) {
+      expect([path, doc.paths[path][method].responses['200'].content!['application/json'].schema]).toEqual([
+        path,
+        ok('/api/v1/login', 'post'),
+      ]);
+    }
+    // Every plugin list is a page.
+    const mine = resolve(ok('/api/v1/community-plugins/mine', 'get').properties!.data);
+    expect(Object.keys(mine.properties!).sort()).toEqual(['limit', 'offset', 'plugins', 'total']);
+    expect(mine.properties!.plugins.items).toEqual({ $ref: '#/components/schemas/OwnerPlugin' });
+    const catalogue = doc.paths['/api/v1/community-plugins'].get;
+    expect(catalogue.parameters!.map((parameter) => parameter.name)).toEqual(
+      expect.arrayContaining(['tag', 'limit', 'offset']),
+    );
+    expect(doc.paths['/api/v1/community-plugins/mine'].get.parameters!.map((p) => p.name).sort()).toEqual([
+      'limit',
+      'offset',
+    ]);
+    // Cards: version, tags and approval_status in every view.
+    for (const view of ['PublicPlugin', 'OwnerPlugin', 'AdminPlugin']) {
+      expect(doc.components.schemas[view].properties).toMatchObject({
+        version: { type: 'string' },
+        tags: { type: 'array', items: { type: 'string' } },
+        approval_status: { type: 'string' },
+      });
+    }
+    const form =
+      doc.paths['/api/v1/community-plugins/upload'].post.requestBody!.content['multipart/form-data'].schema;
+    expect(form.properties).toMatchObject({ version: { type: 'string' }, tags: { type: 'string' } });
+    // Targets: a list of the active session's.
+    expect(ok('/api/v1/targets', 'get').properties!.data).toEqual({
+      type: 'array',
+      items: { $ref: '#/components/schemas/Target' },
+    });
+  });
+
   it('documents the plugin views and the target with exactly the fields the code gives', () => {
     const plugin = Object.assign(new UserPlugin(), {
       id: 1,
@@ -196,6 +255,8 @@ describe('OpenAPI document', () => {
       reviewedByUserId: 3,
       reviewedAt: new Date(0),
       executionTimeout: 60,
+      version: '1.0.0',
+      tags: ['x'],
       sha256: 'ab'.repeat(32),
       filePath: 'n_0123.py',
       createdAt: new Date(0),

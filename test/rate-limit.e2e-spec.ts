@@ -13,9 +13,10 @@ import { signUp } from './helpers/accounts';
 import { emptyDatabase, testDatabaseUrl } from './helpers/database';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
+import { accountFail } from './helpers/envelopes';
 
 const tooMany = { status: 'fail', message: 'Too many requests' };
-const invalid = { status: 'fail', message: 'Invalid login credentials' };
+const invalid = accountFail('Invalid login credentials');
 
 /** Loopback addresses other than 127.0.0.1: each is another client to the server. */
 const address = (n: number) => `127.0.0.${n + 2}`;

@@ -32,6 +32,8 @@ const PLUGIN_COLUMNS = [
   'file_path',
   'created_at',
   'updated_at',
+  'version',
+  'tags',
 ];
 const OLD_PLUGIN_COLUMNS = [
   'id',
@@ -248,6 +250,8 @@ describe('schema upgrade at start-up', () => {
           'Added column user_plugins.execution_timeout (default 300)',
           'Added column user_plugins.sha256 (default NULL)',
           'Added column user_plugins.updated_at (default NULL)',
+          'Added column user_plugins.version (default 1.0.0)',
+          'Added column user_plugins.tags (default )',
         ].sort(),
       );
 
@@ -280,6 +284,8 @@ describe('schema upgrade at start-up', () => {
           execution_timeout: 300,
           sha256: null,
           updated_at: null,
+          version: '1.0.0',
+          tags: '',
         });
       }
       const userRows = await rowsOf(first.dataSource, 'users');
@@ -309,6 +315,9 @@ describe('schema upgrade at start-up', () => {
           type: 'active',
           author: 'Old Author',
           status: 'approved',
+          approval_status: 'approved',
+          version: '1.0.0',
+          tags: [],
           sha256: null,
           created_at: '2024-01-02T03:04:05.678Z',
           updated_at: '2024-01-02T03:04:05.678Z',
@@ -383,6 +392,42 @@ describe('schema upgrade at start-up', () => {
           ['FRESH PLUGIN', 'd', 'web', 'grep', 'a', 'pending', alice.id, 'x.py', '2024-01-01 00:00:00.000'],
         ),
       ).rejects.toThrow(/UNIQUE|Duplicate/i);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('adds version and tags at start-up to a plugin table that lacks them, with 1.0.0 and no tags', async () => {
+    const { t, alice } = await installWithData();
+    const url = databaseUrlOf(t);
+    const dataDir = dirname(t.config.communityPluginDir);
+    await t.dataSource.query('ALTER TABLE user_plugins DROP COLUMN version');
+    await t.dataSource.query('ALTER TABLE user_plugins DROP COLUMN tags');
+    const before = await rowsOf(t.dataSource, 'user_plugins');
+    await t.close();
+
+    const logs = jest.spyOn(Logger.prototype, 'log');
+    const again = await bootApp({ databaseUrl: url, dataDir });
+    try {
+      expect(addedColumnLogs(logs).sort()).toEqual([
+        'Added column user_plugins.tags (default )',
+        'Added column user_plugins.version (default 1.0.0)',
+      ]);
+      const after = await rowsOf(again.dataSource, 'user_plugins');
+      expect(after.map((row) => pick(row, Object.keys(before[0])))).toEqual(before);
+      expect(after.map((row) => [row.version, row.tags])).toEqual(before.map(() => ['1.0.0', '']));
+      const mine = await again
+        .http()
+        .get('/api/v1/community-plugins/mine/')
+        .set('Authorization', `Bearer ${alice.token}`)
+        .expect(200);
+      const plugins = (mine.body as { data: { plugins: Row[] } }).data.plugins;
+      expect(plugins.map((plugin) => [plugin.version, plugin.tags])).toEqual(before.map(() => ['1.0.0', []]));
+      const tagged = await upload(again, alice.token, {
+        fields: { ...validFields('Tagged after upgrade'), version: '3.1', tags: 'one,two' },
+        file: benignPlugin('tagged'),
+      }).expect(201);
+      expect((tagged.body as { data: Row }).data).toMatchObject({ version: '3.1', tags: ['one', 'two'] });
     } finally {
       await again.close();
     }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, post, waitUntilReady } from './helpers/api-process';
 import { emptyDatabase, testDatabaseUrl } from './helpers/database';
+import { accountFail } from './helpers/envelopes';
 
 const ROOT = join(__dirname, '..');
 
@@ -51,7 +52,7 @@ describe('graceful shutdown', () => {
     for (const { status, body, connection } of answers) {
       expect({ status, body, connection }).toEqual({
         status: 200,
-        body: { status: 'fail', message: 'Invalid login credentials' },
+        body: accountFail('Invalid login credentials'),
         connection: 'close',
       });
     }

@@ -15,7 +15,15 @@ interface TargetBody {
   host_path: string;
   scope: boolean;
   created_at: string;
+  host_ip: null;
+  max_user_rank: number;
+  max_owtf_rank: number;
 }
+
+/** What the original client reads beyond the parsed URL: no resolution, no findings here. */
+const UNRESOLVED = { host_ip: null, max_user_rank: -1, max_owtf_rank: -1 };
+
+const LIMIT_RULE = 'must be an integer from 1 to 500, or -1 for all';
 
 describe('targets', () => {
   const smtp = new SmtpSink();
@@ -41,8 +49,12 @@ describe('targets', () => {
     expect([targetUrl, response.status]).toEqual([targetUrl, 201]);
     return response.body.data as TargetBody;
   };
-  const page = async (user: Caller, query = '') =>
-    (await call(user, 'get', `targets/?${query}`).expect(200)).body.data;
+  /** The list of the caller's active session, and its count over all pages from X-Total-Count. */
+  const page = async (user: Caller, query = '') => {
+    const response = await call(user, 'get', `targets/?${query}`).expect(200);
+    expect(Array.isArray(response.body.data)).toBe(true);
+    return { total: Number(response.headers['x-total-count']), targets: response.body.data as TargetBody[] };
+  };
 
   describe('POST /api/v1/targets/', () => {
     it('creates a target with HTTP 201 and returns it, parsed from the URL', async () => {
@@ -63,6 +75,7 @@ describe('targets', () => {
           host_path: '/cart?id=7',
           scope: true,
           created_at: expect.any(String),
+          ...UNRESOLVED,
         }),
       );
       const createdAt = Date.parse(response.body.data.created_at);
@@ -201,7 +214,7 @@ describe('targets', () => {
       expect((await create(alice, url)).target_url).toBe(url);
     });
 
-    it('answers a URL the user already has, in any spelling, with 409 Target already exists', async () => {
+    it('answers a URL already in the active session, in any spelling, with 409 Target already exists', async () => {
       await create(alice, 'http://dup.example/');
       for (const spelling of [
         'http://dup.example/',
@@ -240,9 +253,11 @@ describe('targets', () => {
 
     const listed = (data: { targets: TargetBody[] }) => data.targets.map((target) => target.id);
 
-    it('lists the user’s targets by id with total, limit 50 and offset 0 by default', async () => {
-      const data = await page(owner);
-      expect(data).toEqual({ total: 6, limit: 50, offset: 0, targets: expect.any(Array) });
+    it('lists the active session’s targets by id, all of them by default, the count in X-Total-Count', async () => {
+      const response = await call(owner, 'get', 'targets/').expect(200);
+      expect(response.body).toEqual(ok(expect.any(Array)));
+      expect(response.headers['x-total-count']).toBe('6');
+      const data = { targets: response.body.data as TargetBody[] };
       expect(listed(data)).toEqual(urls.map((url) => ids[url]));
       expect(data.targets[0]).toEqual({
         id: ids[urls[0]],
@@ -253,8 +268,10 @@ describe('targets', () => {
         host_path: '/login',
         scope: true,
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        ...UNRESOLVED,
       });
-      expect((await call(owner, 'get', 'targets').expect(200)).body.data).toEqual(data);
+      expect((await call(owner, 'get', 'targets').expect(200)).body).toEqual(response.body);
+      expect(await page(owner, 'limit=-1')).toEqual({ total: 6, targets: data.targets });
     });
 
     it('filters by target_url in normal form', async () => {
@@ -283,41 +300,30 @@ describe('targets', () => {
       expect(listed(await page(owner, 'search=example&host_name=beta.example'))).toEqual([ids[urls[2]]]);
     });
 
-    it('pages with limit and offset; total counts every match', async () => {
+    it('pages with limit and offset; X-Total-Count counts every match', async () => {
       expect(await page(owner, 'limit=2&offset=1')).toEqual({
         total: 6,
-        limit: 2,
-        offset: 1,
         targets: [
           expect.objectContaining({ id: ids[urls[1]] }),
           expect.objectContaining({ id: ids[urls[2]] }),
         ],
       });
-      expect(await page(owner, 'limit=500&offset=6')).toEqual({
-        total: 6,
-        limit: 500,
-        offset: 6,
-        targets: [],
-      });
+      expect(await page(owner, 'limit=500&offset=6')).toEqual({ total: 6, targets: [] });
+      expect(listed(await page(owner, 'offset=4'))).toEqual([ids[urls[4]], ids[urls[5]]]);
       expect(await page(owner, 'search=alpha&limit=1&offset=1')).toEqual({
         total: 2,
-        limit: 1,
-        offset: 1,
         targets: [expect.objectContaining({ id: ids[urls[1]] })],
       });
     });
 
     it.each([
-      ['limit=501', { limit: 'must be an integer from 1 to 500' }],
-      ['limit=0', { limit: 'must be an integer from 1 to 500' }],
-      ['limit=-1', { limit: 'must be an integer from 1 to 500' }],
-      ['limit=ten', { limit: 'must be an integer from 1 to 500' }],
-      ['limit=1.5', { limit: 'must be an integer from 1 to 500' }],
+      ['limit=501', { limit: LIMIT_RULE }],
+      ['limit=0', { limit: LIMIT_RULE }],
+      ['limit=-2', { limit: LIMIT_RULE }],
+      ['limit=ten', { limit: LIMIT_RULE }],
+      ['limit=1.5', { limit: LIMIT_RULE }],
       ['offset=-1', { offset: 'must be an integer of at least 0' }],
-      [
-        'offset=x&limit=1000',
-        { limit: 'must be an integer from 1 to 500', offset: 'must be an integer of at least 0' },
-      ],
+      ['offset=x&limit=1000', { limit: LIMIT_RULE, offset: 'must be an integer of at least 0' }],
     ])('answers %s with 400 Incorrect query parameters and the reason', async (query, errors) => {
       const response = await call(owner, 'get', `targets/?${query}`);
       expect([response.status, response.body]).toEqual([
@@ -384,7 +390,7 @@ describe('targets', () => {
     it('lists only the caller’s targets', async () => {
       const carol = await signUp(t, smtp, 'tcarol');
       const mine = await create(carol, 'http://carol.example/');
-      expect(await page(carol)).toEqual({ total: 1, limit: 50, offset: 0, targets: [mine] });
+      expect(await page(carol)).toEqual({ total: 1, targets: [mine] });
       expect((await page(alice, 'limit=500')).targets.map((target: TargetBody) => target.id)).not.toContain(
         mine.id,
       );

@@ -34,13 +34,19 @@ describe('upload limits', () => {
     const views = async (id: number) => {
       const get = (path: string) =>
         t.http().get(`/api/v1/community-plugins/${path}`).set('Authorization', `Bearer ${alice.token}`);
-      const mine = ((await get('mine/').expect(200)).body.data as View[]).find((plugin) => plugin.id === id)!;
+      const mine = ((await get('mine/').expect(200)).body.data.plugins as View[]).find(
+        (plugin) => plugin.id === id,
+      )!;
       return { public: data(await get(`${id}/`).expect(200)), owner: mine };
     };
 
     it.each([
-      ['approve', {}, { status: 'approved' }],
-      ['reject', { reason: 'Needs tests' }, { status: 'rejected', rejection_reason: 'Needs tests' }],
+      ['approve', {}, { status: 'approved', approval_status: 'approved' }],
+      [
+        'reject',
+        { reason: 'Needs tests' },
+        { status: 'rejected', approval_status: 'rejected', rejection_reason: 'Needs tests' },
+      ],
     ])(
       '%s changes nothing in the public and owner views but the status (and the reason)',
       async (action, body, change) => {

@@ -63,8 +63,9 @@ export interface WriteReport {
 }
 
 const QUERIES: Record<WriteTable, string> = {
+  // `default session` is made by a user's first target (it joins the active session), not by a request of its own.
   sessions:
-    'SELECT s.name AS k, u.name AS owner, NULL AS file FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.name LIKE ?',
+    "SELECT s.name AS k, u.name AS owner, NULL AS file FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.name LIKE ? AND s.name <> 'default session'",
   user_plugins:
     'SELECT p.name AS k, u.name AS owner, p.file_path AS file FROM user_plugins p JOIN users u ON u.id = p.user_id WHERE u.name LIKE ?',
   targets:

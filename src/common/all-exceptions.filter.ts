@@ -8,6 +8,7 @@ interface FailBody {
   status: 'fail';
   message: string;
   errors?: unknown;
+  data?: unknown;
   error_id?: string;
 }
 
@@ -36,6 +37,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof ApiError) {
       const body: FailBody = { status: 'fail', message: exception.message };
       if (exception.errors !== undefined) body.errors = exception.errors;
+      if (exception.data !== undefined) body.data = exception.data;
       return [exception.getStatus(), body];
     }
     if (exception instanceof HttpException) {

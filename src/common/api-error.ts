@@ -8,6 +8,8 @@ export class ApiError extends HttpException {
     readonly errors?: unknown,
     /** Response headers that belong to the answer, e.g. Retry-After. */
     readonly headers: Record<string, string> = {},
+    /** A `data` member of the fail body, for clients that read findings there (upload refusals). */
+    readonly data?: unknown,
   ) {
     super(message, status);
   }

@@ -62,11 +62,18 @@ export const FlagArg = (message = 'must be true or false') =>
  * An integer from `min` to `max` written in plain digits; absent or empty is the property's
  * default, anything else fails with `message`.
  */
-export const IntegerArg = (options: { min: number; max: number; fallback: number; message: string }) =>
+export const IntegerArg = (options: {
+  min: number;
+  max: number;
+  fallback: number;
+  message: string;
+  /** Spellings that also mean the fallback, e.g. `-1` for "no limit". */
+  alsoFallback?: readonly string[];
+}) =>
   applyDecorators(
     Transform(({ value }) => {
       const raw = textValues(value)[0];
-      if (raw === undefined || raw === '') return options.fallback;
+      if (raw === undefined || raw === '' || options.alsoFallback?.includes(raw)) return options.fallback;
       if (!/^[0-9]{1,10}$/.test(raw)) return null;
       const number = Number(raw);
       return number >= options.min && number <= options.max ? number : null;

@@ -1,4 +1,5 @@
 import {
+  applyDecorators,
   Body,
   Controller,
   Delete,
@@ -18,6 +19,7 @@ import { ApiIdParam, oneOf } from '../openapi/api-docs';
 import {
   CataloguePage,
   CurrentUserView,
+  OwnPluginsPage,
   PluginSource,
   RejectArgs,
   ReviewHistory,
@@ -25,8 +27,14 @@ import {
 } from './dto/plugin.dto';
 import { MultipartFields } from '../http/multipart-fields.guard';
 import { REVIEW_FORM } from './review-form';
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH, ParseListQueryPipe } from './list-query';
-import type { ListQuery } from './list-query';
+import {
+  DEFAULT_LIMIT,
+  MAX_LIMIT,
+  MAX_SEARCH_LENGTH,
+  ParseListQueryPipe,
+  ParsePageQueryPipe,
+} from './list-query';
+import type { ListQuery, PageQuery } from './list-query';
 import { PluginCatalogueService } from './plugin-catalogue.service';
 import {
   PLUGIN_FILE_PART,
@@ -35,6 +43,7 @@ import {
   PLUGIN_STATUSES,
   PLUGIN_TYPES,
   REJECTION_REASON_MAX_LENGTH,
+  TAG_MAX_LENGTH,
 } from './plugin-constants';
 import { PluginReviewService } from './plugin-review.service';
 import {
@@ -57,6 +66,18 @@ import { PluginViewInterceptor } from './views/plugin-view.interceptor';
 import { AdminPluginView, OwnerPluginView, PublicPluginView } from './views/plugin-views';
 
 const ApiPluginId = () => ApiIdParam('id');
+
+/** `limit` and `offset` of every plugin list. */
+const ApiPageQuery = () =>
+  applyDecorators(
+    ApiQuery({
+      name: 'limit',
+      required: false,
+      schema: { type: 'integer', minimum: 1, default: DEFAULT_LIMIT },
+      description: `Above ${MAX_LIMIT} counts as ${MAX_LIMIT}`,
+    }),
+    ApiQuery({ name: 'offset', required: false, schema: { type: 'integer', minimum: 0, default: 0 } }),
+  );
 const NOT_FOUND = { 404: [PLUGIN_NOT_FOUND] };
 
 /**
@@ -135,12 +156,12 @@ export class CommunityPluginsController {
     description: 'Part of the name or description, any case',
   })
   @ApiQuery({
-    name: 'limit',
+    name: 'tag',
     required: false,
-    schema: { type: 'integer', minimum: 1, default: DEFAULT_LIMIT },
-    description: `Above ${MAX_LIMIT} counts as ${MAX_LIMIT}`,
+    schema: { type: 'string', maxLength: TAG_MAX_LENGTH },
+    description: 'Plugins that have this tag (any case)',
   })
-  @ApiQuery({ name: 'offset', required: false, schema: { type: 'integer', minimum: 0, default: 0 } })
+  @ApiPageQuery()
   @Get()
   list(@CurrentUser() caller: AuthUser, @Query(ParseListQueryPipe) query: ListQuery): Promise<CataloguePage> {
     return this.catalogue.list(caller, query);
@@ -154,11 +175,16 @@ export class CommunityPluginsController {
 
   @PluginView('uploader', {
     summary: "The caller's uploads in any status, newest first, with rejection reasons",
-    data: [OwnerPluginView],
+    description:
+      "A page in the catalogue's shape (`total`, `limit`, `offset`, `plugins`), so every plugin list " +
+      'reads alike; 400 with `errors` naming a malformed `limit` or `offset`.',
+    data: OwnPluginsPage,
+    fails: { 400: ['Invalid query parameters'] },
   })
+  @ApiPageQuery()
   @Get('mine')
-  mine(@CurrentUser() caller: AuthUser): Promise<UserPlugin[]> {
-    return this.catalogue.mine(caller);
+  mine(@CurrentUser() caller: AuthUser, @Query(ParsePageQueryPipe) page: PageQuery): Promise<OwnPluginsPage> {
+    return this.catalogue.mine(caller, page);
   }
 
   @PluginView('detail', {

@@ -7,6 +7,8 @@ import {
   PluginGroup,
   PluginStatus,
   PluginType,
+  TAG_MAX_LENGTH,
+  TAG_PATTERN,
 } from './plugin-constants';
 
 export const DEFAULT_LIMIT = 50;
@@ -19,6 +21,14 @@ export interface ListQuery {
   group?: PluginGroup;
   type?: PluginType;
   q?: string;
+  /** One tag, lower case. */
+  tag?: string;
+  limit: number;
+  offset: number;
+}
+
+/** A page of a plugin list: `limit` and `offset` alone, as `mine/` takes them. */
+export interface PageQuery {
   limit: number;
   offset: number;
 }
@@ -64,11 +74,35 @@ export function parseListQuery(raw: Record<string, unknown>): ListQueryResult {
   const q = text('q')?.trim();
   if (q !== undefined && [...q].length > MAX_SEARCH_LENGTH)
     errors.q = `must be at most ${MAX_SEARCH_LENGTH} characters`;
+  const tag = text('tag')?.trim().toLowerCase();
+  if (tag !== undefined && tag !== '' && (tag.length > TAG_MAX_LENGTH || !TAG_PATTERN.test(tag)))
+    errors.tag = `must be a tag of 1 to ${TAG_MAX_LENGTH} letters, digits, ".", "_", "+" or "-"`;
   const limit = integer('limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
   const offset = integer('offset', 0, 0, MAX_OFFSET);
 
   if (Object.keys(errors).length > 0) return { ok: false, errors };
-  return { ok: true, query: { status, group, type, q: q || undefined, limit, offset } };
+  return {
+    ok: true,
+    query: { status, group, type, q: q || undefined, tag: tag || undefined, limit, offset },
+  };
+}
+
+/** `limit` and `offset` with the catalogue's rules; other parameters are not read. */
+export function parsePageQuery(raw: Record<string, unknown>): PageQueryResult {
+  const parsed = parseListQuery({ limit: raw.limit, offset: raw.offset });
+  return parsed.ok ? { ok: true, query: { limit: parsed.query.limit, offset: parsed.query.offset } } : parsed;
+}
+
+export type PageQueryResult = { ok: true; query: PageQuery } | { ok: false; errors: Record<string, string> };
+
+/** `limit` and `offset` of a plugin list; malformed ones are a 400 naming each. */
+@Injectable()
+export class ParsePageQueryPipe implements PipeTransform<Record<string, unknown>, PageQuery> {
+  transform(raw: Record<string, unknown>): PageQuery {
+    const parsed = parsePageQuery(raw);
+    if (!parsed.ok) throw new ApiError(HttpStatus.BAD_REQUEST, 'Invalid query parameters', parsed.errors);
+    return parsed.query;
+  }
 }
 
 /** The catalogue's query string as a ListQuery; a malformed one is a 400 naming each parameter. */

@@ -2,7 +2,7 @@ import { HttpStatus, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error';
 import type { AuthUser } from '../common/decorators';
 import type { CataloguePage } from './dto/plugin.dto';
-import { ListQuery } from './list-query';
+import { ListQuery, PageQuery } from './list-query';
 import { findPluginOr404, pluginNotFound } from './plugin-lookup';
 import { PluginsRepository } from './plugins.repository';
 import type { UserPlugin } from './user-plugin.entity';
@@ -15,11 +15,11 @@ export class PluginCatalogueService {
   constructor(private readonly plugins: PluginsRepository) {}
 
   async list(caller: AuthUser, listQuery: ListQuery): Promise<CataloguePage> {
-    const { status, group, type, q, limit, offset } = listQuery;
+    const { status, group, type, q, tag, limit, offset } = listQuery;
     if (status !== 'approved' && !caller.isAdmin)
       throw new ApiError(HttpStatus.FORBIDDEN, 'Admin privileges required');
 
-    const { total, plugins } = await this.plugins.catalogue({ status, group, type, q, limit, offset });
+    const { total, plugins } = await this.plugins.catalogue({ status, group, type, q, tag, limit, offset });
     return { total, limit, offset, plugins };
   }
 
@@ -31,7 +31,9 @@ export class PluginCatalogueService {
     return plugin;
   }
 
-  mine(caller: AuthUser): Promise<UserPlugin[]> {
-    return this.plugins.uploadedBy(caller.id);
+  /** The caller's uploads, a page at a time, in the catalogue's page shape. */
+  async mine(caller: AuthUser, { limit, offset }: PageQuery): Promise<CataloguePage> {
+    const { total, plugins } = await this.plugins.uploadedBy(caller.id, { limit, offset });
+    return { total, limit, offset, plugins };
   }
 }

@@ -12,7 +12,7 @@ describe('validateMetadata', () => {
   it('trims text fields and defaults the execution timeout to 300 seconds', () => {
     expect(validateMetadata({ ...valid, name: '  Title finder \n', author: ' Alice ' })).toEqual({
       ok: true,
-      metadata: { ...valid, executionTimeout: 300 },
+      metadata: { ...valid, executionTimeout: 300, version: '1.0.0', tags: [] },
     });
   });
 
@@ -50,7 +50,7 @@ describe('validateMetadata', () => {
     ] as const) {
       expect(validateMetadata({ ...valid, execution_timeout: raw })).toEqual({
         ok: true,
-        metadata: { ...valid, executionTimeout: seconds },
+        metadata: { ...valid, executionTimeout: seconds, version: '1.0.0', tags: [] },
       });
     }
     for (const raw of ['9', '901', '-10', '1e2', '0x10', '10.0', 'ten', '00000000010']) {
@@ -77,5 +77,67 @@ describe('validateMetadata', () => {
       'type',
       'author',
     ]);
+  });
+
+  it('takes an optional short version, 1.0.0 when absent or empty', () => {
+    for (const version of ['1.0.0', '2.1', '10', 'v3.0.1', '1.0.0-beta.2', '1.2.3+build.7', ' 1.4 ']) {
+      expect(validateMetadata({ ...valid, version })).toMatchObject({
+        ok: true,
+        metadata: { version: version.trim() },
+      });
+    }
+    expect(validateMetadata({ ...valid, version: '' })).toMatchObject({
+      ok: true,
+      metadata: { version: '1.0.0' },
+    });
+    for (const version of [
+      'latest',
+      '1..0',
+      '1.0.0.0.0',
+      '.1',
+      '1.0-',
+      '1.0.0-' + 'x'.repeat(21),
+      '1 0',
+      ['1', '2'],
+    ]) {
+      expect(validateMetadata({ ...valid, version })).toEqual({
+        ok: false,
+        errors: {
+          version: Array.isArray(version)
+            ? 'must be given once'
+            : 'must be a version such as 1.0.0 or 2.1-beta, at most 32 characters',
+        },
+      });
+    }
+  });
+
+  it('takes up to 10 tags, comma-separated or repeated, trimmed, lower-cased, without repeats', () => {
+    expect(validateMetadata({ ...valid, tags: ' XSS, headers ,,xss' })).toMatchObject({
+      ok: true,
+      metadata: { tags: ['xss', 'headers'] },
+    });
+    expect(validateMetadata({ ...valid, tags: ['sqli', 'web.app,Recon'] })).toMatchObject({
+      ok: true,
+      metadata: { tags: ['sqli', 'web.app', 'recon'] },
+    });
+    expect(validateMetadata({ ...valid, tags: '' })).toMatchObject({ ok: true, metadata: { tags: [] } });
+    const eleven = Array.from({ length: 11 }, (_, i) => `t${i}`);
+    expect(validateMetadata({ ...valid, tags: eleven.join(',') })).toEqual({
+      ok: false,
+      errors: { tags: 'must be at most 10 tags' },
+    });
+    expect(validateMetadata({ ...valid, tags: eleven.slice(0, 10) }).ok).toBe(true);
+    for (const tags of ['has space', '-dash', 'x'.repeat(33), 'émile', 'a;b']) {
+      expect(validateMetadata({ ...valid, tags })).toEqual({
+        ok: false,
+        errors: {
+          tags: 'each tag must be 1 to 32 letters, digits, ".", "_", "+" or "-", starting with a letter or digit',
+        },
+      });
+    }
+    expect(validateMetadata({ ...valid, tags: { a: 1 } })).toEqual({
+      ok: false,
+      errors: { tags: 'must be text' },
+    });
   });
 });

@@ -4,9 +4,15 @@ import {
   EXECUTION_TIMEOUT,
   NAME_LENGTH,
   PLUGIN_GROUPS,
+  DEFAULT_VERSION,
+  MAX_TAGS,
   PLUGIN_TYPES,
   PluginGroup,
   PluginType,
+  TAG_MAX_LENGTH,
+  TAG_PATTERN,
+  VERSION_MAX_LENGTH,
+  VERSION_PATTERN,
 } from './plugin-constants';
 
 export interface PluginMetadata {
@@ -16,6 +22,8 @@ export interface PluginMetadata {
   type: PluginType;
   author: string;
   executionTimeout: number;
+  version: string;
+  tags: string[];
 }
 
 /** One message per field that failed, keyed by the field's form name. */
@@ -31,6 +39,8 @@ export const METADATA_FIELDS = [
   'type',
   'author',
   'execution_timeout',
+  'version',
+  'tags',
 ] as const;
 
 /**
@@ -74,6 +84,8 @@ export function validateMetadata(fields: Record<string, unknown>): MetadataResul
   const type = choice(text('type'), 'type', PLUGIN_TYPES, errors);
   const author = boundedText(text('author'), 'author', AUTHOR_LENGTH, CONTROL_OR_FORMAT, errors);
   const executionTimeout = timeout(text('execution_timeout'), errors);
+  const version = versionOf(text('version'), errors);
+  const tags = tagsOf(fields.tags, errors);
 
   if (Object.keys(errors).length > 0) return { ok: false, errors: ordered(errors) };
   return {
@@ -85,6 +97,8 @@ export function validateMetadata(fields: Record<string, unknown>): MetadataResul
       type: type!,
       author: author!,
       executionTimeout,
+      version,
+      tags,
     },
   };
 }
@@ -139,6 +153,45 @@ function timeout(raw: string | undefined, errors: MetadataErrors): number {
     errors.execution_timeout = `must be an integer from ${EXECUTION_TIMEOUT.min} to ${EXECUTION_TIMEOUT.max}`;
   }
   return seconds;
+}
+
+/** Optional: absent or empty is the default version. */
+function versionOf(raw: string | undefined, errors: MetadataErrors): string {
+  if (errors.version) return DEFAULT_VERSION;
+  const value = raw?.trim();
+  if (value === undefined || value === '') return DEFAULT_VERSION;
+  if (value.length > VERSION_MAX_LENGTH || !VERSION_PATTERN.test(value)) {
+    errors.version = `must be a version such as 1.0.0 or 2.1-beta, at most ${VERSION_MAX_LENGTH} characters`;
+  }
+  return value;
+}
+
+/**
+ * Optional: one text part of comma-separated tags, or the part repeated (each may hold
+ * several, comma-separated). Tags are trimmed and lower-cased; empty ones and repeats are
+ * dropped.
+ */
+function tagsOf(raw: unknown, errors: MetadataErrors): string[] {
+  if (raw === undefined) return [];
+  const parts = Array.isArray(raw) ? (raw as unknown[]) : [raw];
+  if (!parts.every((part): part is string => typeof part === 'string')) {
+    errors.tags = 'must be text';
+    return [];
+  }
+  const tags = [
+    ...new Set(
+      parts
+        .flatMap((part) => part.split(','))
+        .map((tag) => tag.trim().toLowerCase())
+        .filter((tag) => tag !== ''),
+    ),
+  ];
+  if (tags.length > MAX_TAGS) {
+    errors.tags = `must be at most ${MAX_TAGS} tags`;
+  } else if (!tags.every((tag) => tag.length <= TAG_MAX_LENGTH && TAG_PATTERN.test(tag))) {
+    errors.tags = `each tag must be 1 to ${TAG_MAX_LENGTH} letters, digits, ".", "_", "+" or "-", starting with a letter or digit`;
+  }
+  return tags;
 }
 
 function ordered(errors: MetadataErrors): MetadataErrors {

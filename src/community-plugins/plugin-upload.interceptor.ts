@@ -22,6 +22,14 @@ export { MALFORMED_BODY };
 export const ONLY_PY_FILES = 'Only .py files are accepted';
 export const ONE_FILE_ONLY = `Only one file, in part ${PLUGIN_FILE_PART}, is accepted`;
 export const INVALID_METADATA = 'Invalid plugin metadata';
+
+/**
+ * An upload refused with findings (`Invalid plugin metadata`, `Plugin failed validation`):
+ * `errors` at the top as documented, and the same list under `data.errors`, where the
+ * marketplace client looks for findings (it reads `data.errors` or `data.violations`).
+ */
+export const refusedWithFindings = (status: HttpStatus, message: string, errors: unknown): ApiError =>
+  new ApiError(status, message, errors, {}, { errors });
 export const fileTooLarge = (limit: number) => `Plugin file exceeds maximum size of ${limit} bytes`;
 
 /** The uploaded plugin, as this interceptor leaves it for the handler. */
@@ -38,10 +46,10 @@ export class PluginUploadInterceptor implements NestInterceptor {
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.rules = {
-      // Room for the text fields and the multipart framing around the file.
-      fields: 16,
+      // Room for the text fields (tags may come as one part each) and the multipart framing.
+      fields: 32,
       fieldSize: 16 * 1024,
-      parts: 24,
+      parts: 40,
       namedFields: { names: METADATA_FIELDS, message: INVALID_METADATA },
       file: {
         field: PLUGIN_FILE_PART,
@@ -58,7 +66,12 @@ export class PluginUploadInterceptor implements NestInterceptor {
     const request = context.switchToHttp().getRequest<UploadRequest>();
     // Not multipart: no file, which the service answers in its turn.
     if (isMultipart(request)) {
-      const { fields, file } = await readMultipart(request.raw, this.rules);
+      const { fields, file } = await readMultipart(request.raw, this.rules).catch((error: unknown) => {
+        // A text part over its limit is a metadata finding like the others.
+        if (error instanceof ApiError && error.message === INVALID_METADATA && error.data === undefined)
+          throw refusedWithFindings(error.getStatus(), INVALID_METADATA, error.errors);
+        throw error;
+      });
       request.body = fields;
       request.file = file;
     }

@@ -12,7 +12,7 @@ import { UsersRepository } from '../users/users.repository';
 import { PLUGIN_FILE_PART } from './plugin-constants';
 import { validateMetadata } from './plugin-metadata';
 import { PluginStorage, sha256Hex } from './plugin-storage';
-import { INVALID_METADATA } from './plugin-upload.interceptor';
+import { INVALID_METADATA, refusedWithFindings } from './plugin-upload.interceptor';
 import { PluginsRepository } from './plugins.repository';
 import type { UserPlugin } from './user-plugin.entity';
 import { ValidatorBusyError, ValidatorPool } from './validator';
@@ -49,7 +49,7 @@ export class PluginUploadService {
   ): Promise<UserPlugin> {
     if (!file) throw new ApiError(HttpStatus.BAD_REQUEST, `No ${PLUGIN_FILE_PART} provided`);
     const checked = validateMetadata(fields ?? {});
-    if (!checked.ok) throw new ApiError(HttpStatus.BAD_REQUEST, INVALID_METADATA, checked.errors);
+    if (!checked.ok) throw refusedWithFindings(HttpStatus.BAD_REQUEST, INVALID_METADATA, checked.errors);
     const metadata = checked.metadata;
     if (await this.plugins.nameTaken(metadata.name)) throw nameExists();
     const verdict = await this.validator
@@ -59,7 +59,11 @@ export class PluginUploadService {
         throw error;
       });
     if (!verdict.ok)
-      throw new ApiError(HttpStatus.UNPROCESSABLE_ENTITY, 'Plugin failed validation', verdict.violations);
+      throw refusedWithFindings(
+        HttpStatus.UNPROCESSABLE_ENTITY,
+        'Plugin failed validation',
+        verdict.violations,
+      );
 
     const staged = await this.storage.stage(file.originalname, file.buffer);
     const now = this.clock.now();
@@ -75,6 +79,8 @@ export class PluginUploadService {
       reviewedByUserId: null,
       reviewedAt: null,
       executionTimeout: metadata.executionTimeout,
+      version: metadata.version,
+      tags: metadata.tags,
       sha256: sha256Hex(file.buffer),
       filePath: staged.fileName,
       createdAt: now,

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Brackets, EntityManager, In, Repository } from 'typeorm';
+import { Brackets, EntityManager, In, Repository, SelectQueryBuilder } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { containsPattern, LIKE_ESCAPE } from '../database/like';
 import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
-import { UserPlugin } from './user-plugin.entity';
+import { storedTag, UserPlugin } from './user-plugin.entity';
 
 /** The columns the admin view (the widest one) shows: never file_path. */
 const LISTED_COLUMNS = [
@@ -20,6 +20,8 @@ const LISTED_COLUMNS = [
   'reviewedByUserId',
   'reviewedAt',
   'executionTimeout',
+  'version',
+  'tags',
   'sha256',
   'createdAt',
   'updatedAt',
@@ -34,6 +36,8 @@ export interface CatalogueFilter {
   type?: PluginType;
   /** Found in the name or the description, case aside. */
   q?: string;
+  /** One of its tags. */
+  tag?: string;
   limit: number;
   offset: number;
 }
@@ -61,6 +65,19 @@ export class PluginsRepository {
         ),
       );
     }
+    if (filter.tag) {
+      query.andWhere(`plugin.tags LIKE :tagPattern ESCAPE '${LIKE_ESCAPE}'`, {
+        tagPattern: containsPattern(storedTag(filter.tag)),
+      });
+    }
+    return this.page(query, filter);
+  }
+
+  /** A page of the query's rows, newest first, with the count over all pages. */
+  private async page(
+    query: SelectQueryBuilder<UserPlugin>,
+    { limit, offset }: { limit: number; offset: number },
+  ): Promise<{ total: number; plugins: UserPlugin[] }> {
     // No join: a row is a plugin, so COUNT(1), not getCount()'s COUNT(DISTINCT id) and its sort.
     const counted = await query.clone().select('COUNT(1)', 'cnt').getRawOne<{ cnt: number | string }>();
     const total = Number(counted?.cnt ?? 0);
@@ -68,8 +85,8 @@ export class PluginsRepository {
       .select(LISTED_COLUMNS.map((property) => `plugin.${property}`))
       .orderBy('plugin.createdAt', 'DESC')
       .addOrderBy('plugin.id', 'DESC')
-      .offset(filter.offset)
-      .limit(filter.limit)
+      .offset(offset)
+      .limit(limit)
       .getRawMany<Record<string, unknown>>();
     return { total, plugins: rows.map((row) => this.fromRow(row)) };
   }
@@ -104,8 +121,12 @@ export class PluginsRepository {
     return plugin;
   }
 
-  uploadedBy(userId: number): Promise<UserPlugin[]> {
-    return this.plugins.find({ where: { userId }, order: { createdAt: 'DESC', id: 'DESC' } });
+  /** A page of one user's uploads in any status, newest first. */
+  uploadedBy(
+    userId: number,
+    page: { limit: number; offset: number },
+  ): Promise<{ total: number; plugins: UserPlugin[] }> {
+    return this.page(this.plugins.createQueryBuilder('plugin').where({ userId }), page);
   }
 
   /** Names compare without case on every database, as the unique index does. */

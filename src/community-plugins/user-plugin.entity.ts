@@ -1,6 +1,26 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import { EXECUTION_TIMEOUT } from './plugin-constants';
+import {
+  DEFAULT_VERSION,
+  EXECUTION_TIMEOUT,
+  MAX_TAGS,
+  TAG_MAX_LENGTH,
+  VERSION_MAX_LENGTH,
+} from './plugin-constants';
 import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
+
+/** Room for the most tags with their commas: `,` + 10 x (32 + `,`). */
+const TAGS_COLUMN_LENGTH = 1 + MAX_TAGS * (TAG_MAX_LENGTH + 1) + 9;
+
+/** The stored form of a tag list, and the LIKE pattern body that finds one tag in it. */
+export const storedTags = (tags: readonly string[]): string =>
+  tags.length === 0 ? '' : `,${tags.join(',')},`;
+export const storedTag = (tag: string): string => `,${tag},`;
+
+const TAGS_TRANSFORMER = {
+  to: (tags: readonly string[] | undefined) => (tags === undefined ? undefined : storedTags(tags)),
+  from: (stored: string | null): string[] =>
+    typeof stored === 'string' ? stored.split(',').filter((tag) => tag !== '') : [],
+};
 
 /**
  * An uploaded plugin. The source lives in a file under COMMUNITY_PLUGIN_DIR, never in a
@@ -48,6 +68,13 @@ export class UserPlugin {
   /** Hex SHA-256 of the stored file; null only on rows from before hashes were recorded. */
   @Column({ type: 'varchar', length: 64, nullable: true })
   sha256!: string | null;
+
+  @Column({ type: 'varchar', length: VERSION_MAX_LENGTH, default: DEFAULT_VERSION })
+  version!: string;
+
+  /** Stored as `,tag1,tag2,` (empty for none), so one LIKE finds a whole tag on every database. */
+  @Column({ type: 'varchar', length: TAGS_COLUMN_LENGTH, default: '', transformer: TAGS_TRANSFORMER })
+  tags!: string[];
 
   /** Relative to COMMUNITY_PLUGIN_DIR. Server-side only: no view carries it. */
   @Column({ name: 'file_path', type: 'varchar', length: 255 })

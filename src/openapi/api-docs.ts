@@ -37,14 +37,40 @@ export class FailResponse {
   error_id?: string;
 }
 
+/** `status` and `message` of an account answer, repeated under `data` for the original web client. */
+@ApiSchema({ name: 'AccountResponseData' })
+export class AccountResponseData {
+  @ApiProperty({ enum: ['success', 'fail'] })
+  status!: 'success' | 'fail';
+
+  @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'object' }] })
+  message!: unknown;
+
+  @ApiPropertyOptional({ description: 'Only with `Link Expired`: the address to send a new link to' })
+  email?: string;
+}
+
 /** The answer of an account endpoint (common/envelopes.ts), success and failure alike. */
 @ApiSchema({ name: 'AccountResponse' })
 export class AccountResponseBody {
   @ApiProperty({ enum: ['success', 'fail'] })
   status!: 'success' | 'fail';
 
-  @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'object' }] })
+  @ApiProperty({
+    oneOf: [{ type: 'string' }, { type: 'object' }],
+    description: 'The text of the contract; on login success `{"jwt-token": <JWT>}`',
+  })
   message!: unknown;
+
+  @ApiPropertyOptional({ description: 'Only with `Link Expired`: the address to send a new link to' })
+  email?: string;
+
+  @ApiProperty({
+    type: AccountResponseData,
+    description:
+      'The same `status` and `message` (and `email`) again: the original web client reads `data.status` and `data.message`',
+  })
+  data!: AccountResponseData;
 }
 
 /**

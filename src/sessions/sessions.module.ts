@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { forwardRef, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { TargetsModule } from '../targets/targets.module';
 import { UsersModule } from '../users/users.module';
@@ -9,9 +9,10 @@ import { SessionsRepository } from './sessions.repository';
 import { SessionsService } from './sessions.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Session, SessionTarget]), TargetsModule, UsersModule],
+  // Each needs the other: sessions check target ownership, and new targets join the active session.
+  imports: [TypeOrmModule.forFeature([Session, SessionTarget]), forwardRef(() => TargetsModule), UsersModule],
   controllers: [SessionsController],
   providers: [SessionsService, SessionsRepository],
-  exports: [SessionsService],
+  exports: [SessionsService, SessionsRepository],
 })
 export class SessionsModule {}

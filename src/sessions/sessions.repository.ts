@@ -34,6 +34,37 @@ export class SessionsRepository {
     return rows.map((row) => ({ id: Number(row.id), name: row.name, active: Boolean(Number(row.active)) }));
   }
 
+  /** The user's active session, or null when none is. */
+  async activeSessionId(
+    userId: number,
+    manager: EntityManager = this.sessions.manager,
+  ): Promise<number | null> {
+    const session = await manager.findOne(Session, { where: { userId, active: true }, select: { id: true } });
+    return session?.id ?? null;
+  }
+
+  findByName(manager: EntityManager, userId: number, name: string): Promise<Session | null> {
+    return manager.findOne(Session, { where: { userId, name } });
+  }
+
+  /** The id of the session inserted by insertActive. */
+  async insertActiveReturningId(
+    manager: EntityManager,
+    session: Pick<Session, 'userId' | 'name' | 'createdAt'>,
+  ): Promise<number> {
+    const result = await manager.insert(Session, { ...session, active: true });
+    return Number((result.identifiers[0] as { id: number | string }).id);
+  }
+
+  /** Whether the target is attached to the session. */
+  async holdsTarget(
+    sessionId: number,
+    targetId: number,
+    manager: EntityManager = this.links.manager,
+  ): Promise<boolean> {
+    return manager.exists(SessionTarget, { where: { sessionId, targetId } });
+  }
+
   findOwned(userId: number, id: number): Promise<Session | null> {
     return this.sessions.findOne({ where: { id, userId } });
   }
@@ -75,8 +106,12 @@ export class SessionsRepository {
   }
 
   /** Attaching twice fails with a duplicate-key error, a target deleted meanwhile with a foreign-key one. */
-  async attachTarget(sessionId: number, targetId: number): Promise<void> {
-    await this.links.insert({ sessionId, targetId });
+  async attachTarget(
+    sessionId: number,
+    targetId: number,
+    manager: EntityManager = this.links.manager,
+  ): Promise<void> {
+    await manager.insert(SessionTarget, { sessionId, targetId });
   }
 
   async detachTarget(sessionId: number, targetId: number): Promise<void> {

@@ -48,5 +48,8 @@ export function toTargetView(target: Target): TargetView {
     host_path: target.hostPath,
     scope: target.scope,
     created_at: target.createdAt.toISOString(),
+    host_ip: null,
+    max_user_rank: -1,
+    max_owtf_rank: -1,
   };
 }

@@ -1,5 +1,6 @@
-import { Controller, Delete, Get, Param, Post } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Post, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
 import { methodNotAllowed } from '../common/api-error';
 import { Args } from '../common/args';
 import { Authenticated, CurrentUser, OptionsRoute, UnsupportedMethods } from '../common/decorators';
@@ -10,9 +11,10 @@ import { ApiIdParam } from '../openapi/api-docs';
 import {
   INCORRECT_PARAMETERS,
   NewTargetArgs,
+  NO_LIMIT,
   TargetListArgs,
-  TargetPage,
   TargetView,
+  TOTAL_COUNT_HEADER,
 } from './dto/target.dto';
 import { TARGET_NOT_FOUND, TargetsService } from './targets.service';
 
@@ -28,9 +30,12 @@ export class TargetsController {
   constructor(private readonly targets: TargetsService) {}
 
   @Authenticated({
-    summary: "The caller's targets, by id, a page at a time",
-    description: '400 with `errors` naming `limit` or `offset` when one is out of range.',
-    data: TargetPage,
+    summary: "The targets of the caller's active session, by id",
+    description:
+      'A list, as the original framework answers and its web client reads it (none without an active ' +
+      'session). `limit` and `offset` page it; `X-Total-Count` holds the number of matches over all pages. ' +
+      '400 with `errors` naming `limit` or `offset` when one is out of range.',
+    data: [TargetView],
     fails: { 400: [INCORRECT_PARAMETERS] },
     query: TargetListArgs,
   })
@@ -38,21 +43,26 @@ export class TargetsController {
   async list(
     @CurrentUser() user: AuthUser,
     @Args() args: TargetListArgs,
-  ): Promise<{ status: 'success'; data: TargetPage }> {
-    const page = await this.targets.list(user.id, {
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<{ status: 'success'; data: TargetView[] }> {
+    const { total, targets } = await this.targets.listOfActiveSession(user.id, {
       targetUrl: args.target_url,
       hostName: args.host_name,
       search: args.search,
-      limit: args.limit,
+      limit: args.limit === NO_LIMIT ? undefined : args.limit,
       offset: args.offset,
     });
-    return success(page);
+    void reply.header(TOTAL_COUNT_HEADER, String(total));
+    return success(targets);
   }
 
   @Authenticated({
-    summary: 'Add a target',
+    summary: "Add a target to the caller's active session",
     description:
-      '400 `Incorrect query parameters` when `scope` is not a flag; 409 when the caller has this URL.',
+      'As in the original framework, the target joins the active session; without one, the session ' +
+      '`default session` is made (or activated) for it. A URL the caller already has joins the session ' +
+      'as it is (`scope` unchanged). 400 `Incorrect query parameters` when `scope` is not a flag; 409 when ' +
+      'the active session holds this URL already.',
     status: 201,
     data: TargetView,
     fails: { 400: ['Invalid target URL', INCORRECT_PARAMETERS], 409: ['Target already exists'] },

@@ -1,12 +1,15 @@
-import { Module } from '@nestjs/common';
+import { forwardRef, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { SessionsModule } from '../sessions/sessions.module';
+import { UsersModule } from '../users/users.module';
 import { Target } from './target.entity';
 import { TargetsController } from './targets.controller';
 import { TargetsRepository } from './targets.repository';
 import { TargetsService } from './targets.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Target])],
+  // The client's targets page is the active session's: listing reads it, adding joins it.
+  imports: [TypeOrmModule.forFeature([Target]), forwardRef(() => SessionsModule), UsersModule],
   controllers: [TargetsController],
   providers: [TargetsService, TargetsRepository],
   exports: [TargetsService],

@@ -1,15 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { containsPattern, LIKE_ESCAPE } from '../database/like';
 import { Target } from './target.entity';
 
 /** A page of one user's targets, each filter optional; the URL is compared by its hash. */
 export interface TargetFilter {
+  /** Only these targets (a session's); an empty list matches none. */
+  ids?: readonly number[];
   targetUrlHash?: string;
   hostName?: string;
   search?: string;
-  limit: number;
+  /** Undefined: every match from `offset` on. */
+  limit?: number;
   offset: number;
 }
 
@@ -19,14 +22,20 @@ export class TargetsRepository {
   constructor(@InjectRepository(Target) private readonly targets: Repository<Target>) {}
 
   /** Saves the target, filling in its id; a URL the user has already fails with a duplicate-key error. */
-  async insert(values: Omit<Target, 'id'>): Promise<Target> {
+  async insert(values: Omit<Target, 'id'>, manager: EntityManager = this.targets.manager): Promise<Target> {
     const target = this.targets.create(values);
-    await this.targets.save(target);
+    await manager.save(target);
     return target;
   }
 
+  findOwnedByUrlHash(userId: number, targetUrlHash: string, manager: EntityManager = this.targets.manager) {
+    return manager.findOne(Target, { where: { userId, targetUrlHash } });
+  }
+
   async page(userId: number, filter: TargetFilter): Promise<{ rows: Target[]; total: number }> {
+    if (filter.ids !== undefined && filter.ids.length === 0) return { rows: [], total: 0 };
     const builder = this.targets.createQueryBuilder('target').where('target.user_id = :userId', { userId });
+    if (filter.ids !== undefined) builder.andWhere('target.id IN (:...ids)', { ids: filter.ids });
     if (filter.targetUrlHash !== undefined) {
       builder.andWhere('target.target_url_hash = :hash', { hash: filter.targetUrlHash });
     }
@@ -41,7 +50,8 @@ export class TargetsRepository {
     const [rows, total] = await builder
       .orderBy('target.id', 'ASC')
       .skip(filter.offset)
-      .take(filter.limit)
+      // MySQL has no OFFSET without LIMIT: "all of them" is at most the listed ids.
+      .take(filter.limit ?? filter.ids?.length ?? Number.MAX_SAFE_INTEGER)
       .getManyAndCount();
     return { rows, total };
   }

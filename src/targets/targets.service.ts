@@ -4,7 +4,10 @@ import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isDuplicateKeyError } from '../database/integrity-error';
 import { normalizeHostName, parseTargetUrl, ParsedTargetUrl } from './target-url';
-import type { TargetPage, TargetView } from './dto/target.dto';
+import type { EntityManager } from 'typeorm';
+import { SessionsRepository } from '../sessions/sessions.repository';
+import { UsersRepository } from '../users/users.repository';
+import type { TargetView } from './dto/target.dto';
 import { Target, toTargetView } from './target.entity';
 import { TargetsRepository } from './targets.repository';
 
@@ -12,13 +15,16 @@ export interface TargetQuery {
   targetUrl?: string;
   hostName?: string;
   search?: string;
-  limit: number;
+  /** Undefined: all of them from `offset` on. */
+  limit?: number;
   offset: number;
 }
 
-export type { TargetPage };
+/** The session a new target joins when the user has none active, as the original framework names it. */
+export const DEFAULT_SESSION_NAME = 'default session';
 
 export const TARGET_NOT_FOUND = 'Target not found';
+export const TARGET_EXISTS = 'Target already exists';
 
 const hashUrl = (url: string): string => createHash('sha256').update(url).digest('hex');
 
@@ -26,39 +32,82 @@ const hashUrl = (url: string): string => createHash('sha256').update(url).digest
 export class TargetsService {
   constructor(
     private readonly targets: TargetsRepository,
+    private readonly sessions: SessionsRepository,
+    private readonly users: UsersRepository,
     private readonly clock: Clock,
   ) {}
 
+  /**
+   * A new target joins the user's active session, as in the original framework, whose web
+   * client lists the active session's targets. Without an active session, the session named
+   * `default session` is activated (made if missing). A URL the user already has joins the
+   * session too; only a URL already in the active session is a 409. All in one transaction
+   * behind the user's row lock, so a session change or a twin request cannot interleave.
+   */
   async create(userId: number, parsed: ParsedTargetUrl, scope: boolean): Promise<TargetView> {
+    const targetUrlHash = hashUrl(parsed.targetUrl);
     try {
-      const target = await this.targets.insert({
-        userId,
-        ...parsed,
-        targetUrlHash: hashUrl(parsed.targetUrl),
-        scope,
-        createdAt: this.clock.now(),
+      const target = await this.sessions.activeFlagTransaction(async (manager) => {
+        await this.users.lockUser(manager, userId);
+        const sessionId = await this.activeSessionFor(manager, userId);
+        const existing = await this.targets.findOwnedByUrlHash(userId, targetUrlHash, manager);
+        if (existing && (await this.sessions.holdsTarget(sessionId, existing.id, manager))) {
+          throw new ApiError(HttpStatus.CONFLICT, TARGET_EXISTS);
+        }
+        const joining =
+          existing ??
+          (await this.targets.insert(
+            { userId, ...parsed, targetUrlHash, scope, createdAt: this.clock.now() },
+            manager,
+          ));
+        await this.sessions.attachTarget(sessionId, joining.id, manager);
+        return joining;
       });
       return toTargetView(target);
     } catch (error) {
-      if (isDuplicateKeyError(error)) throw new ApiError(HttpStatus.CONFLICT, 'Target already exists');
+      if (isDuplicateKeyError(error)) throw new ApiError(HttpStatus.CONFLICT, TARGET_EXISTS);
       throw error;
     }
   }
 
-  async list(userId: number, query: TargetQuery): Promise<TargetPage> {
+  /** The active session, else `default session` activated, else a new `default session`. */
+  private async activeSessionFor(manager: EntityManager, userId: number): Promise<number> {
+    const active = await this.sessions.activeSessionId(userId, manager);
+    if (active !== null) return active;
+    const named = await this.sessions.findByName(manager, userId, DEFAULT_SESSION_NAME);
+    if (named) {
+      await this.sessions.activate(manager, userId, named.id);
+      return named.id;
+    }
+    return this.sessions.insertActiveReturningId(manager, {
+      userId,
+      name: DEFAULT_SESSION_NAME,
+      createdAt: this.clock.now(),
+    });
+  }
+
+  /** The targets of the user's active session (none without one), filtered and paged. */
+  async listOfActiveSession(
+    userId: number,
+    query: TargetQuery,
+  ): Promise<{ total: number; targets: TargetView[] }> {
+    const sessionId = await this.sessions.activeSessionId(userId);
+    if (sessionId === null) return { total: 0, targets: [] };
+    const ids = await this.sessions.targetIds(sessionId);
     // Compared in normal form, so `http://Example.com` finds `http://example.com/`.
     const normalized =
       query.targetUrl === undefined
         ? undefined
         : (parseTargetUrl(query.targetUrl)?.targetUrl ?? query.targetUrl);
     const { rows, total } = await this.targets.page(userId, {
+      ids,
       targetUrlHash: normalized === undefined ? undefined : hashUrl(normalized),
       hostName: query.hostName === undefined ? undefined : normalizeHostName(query.hostName),
       search: query.search,
       limit: query.limit,
       offset: query.offset,
     });
-    return { total, limit: query.limit, offset: query.offset, targets: rows.map(toTargetView) };
+    return { total, targets: rows.map(toTargetView) };
   }
 
   /** A target of this user; another user's target is as absent as an unknown one. */

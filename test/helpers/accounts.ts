@@ -1,5 +1,6 @@
 import type { TestApp } from './test-app';
 import type { SmtpSink } from './smtp-sink';
+import { okMessage } from './envelopes';
 
 export const STRONG_PASSWORD = 'Str0ng!Passw0rd';
 
@@ -26,7 +27,7 @@ export async function register(t: TestApp, user: TestUser): Promise<void> {
     password: user.password,
     confirm_password: user.password,
   });
-  expect(response.body).toEqual({ status: 'success', message: 'User created successfully' });
+  expect(response.body).toEqual(okMessage('User created successfully'));
 }
 
 /** The key from the newest activation mail to the user (once queued mail is out), as a person would click it. */
@@ -43,7 +44,7 @@ export async function activate(t: TestApp, smtp: SmtpSink, user: TestUser): Prom
   const response = await t
     .http()
     .get(`/api/v1/verify/confirm_email/${await activationKey(t, smtp, user.email)}`);
-  expect(response.body).toEqual({ status: 'success', message: 'Email Verified' });
+  expect(response.body).toEqual(okMessage('Email Verified'));
 }
 
 /** The OTP of the newest OTP mail to this address, once queued mail is out. */
@@ -58,7 +59,7 @@ export async function mailedOtp(t: TestApp, smtp: SmtpSink, email: string): Prom
 /** The password reset of the spec: an OTP by mail, then new-password with it. */
 export async function setPasswordByOtp(t: TestApp, smtp: SmtpSink, user: TestUser): Promise<void> {
   const generated = await t.http().post('/api/v1/generate/otp/').send({ emailOrUsername: user.email });
-  expect(generated.body).toEqual({ status: 'success', message: 'Otp Send Successful' });
+  expect(generated.body).toEqual(okMessage('Otp Send Successful'));
   const changed = await t
     .http()
     .post('/api/v1/new-password/')
@@ -67,7 +68,7 @@ export async function setPasswordByOtp(t: TestApp, smtp: SmtpSink, user: TestUse
       otp: await mailedOtp(t, smtp, user.email),
       password: user.password,
     });
-  expect(changed.body).toEqual({ status: 'success', message: 'Password Change Successful' });
+  expect(changed.body).toEqual(okMessage('Password Change Successful'));
 }
 
 /**

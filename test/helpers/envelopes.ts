@@ -4,8 +4,23 @@ import type { Response } from 'supertest';
 export const fail = (message: string, errors?: unknown) =>
   errors === undefined ? { status: 'fail', message } : { status: 'fail', message, errors };
 
-/** The success envelope of the account endpoints, which answer with a message. */
-export const okMessage = (message: unknown) => ({ status: 'success', message });
+/**
+ * The answers of the account endpoints: the contract's `status` and `message` (and `email`
+ * of `Link Expired`) at the top, and the same members again under `data`, which is what the
+ * original web client reads.
+ */
+export const accountAnswer = (status: 'success' | 'fail', message: unknown, extra: object = {}) => ({
+  status,
+  message,
+  ...extra,
+  data: { status, message, ...extra },
+});
+
+/** An account endpoint's success. */
+export const okMessage = (message: unknown, extra: object = {}) => accountAnswer('success', message, extra);
+
+/** An account endpoint's failure: HTTP 200 with status `fail`. */
+export const accountFail = (message: string) => accountAnswer('fail', message);
 
 /** The success envelope of every other endpoint. */
 export const okData = (data: unknown) => ({ status: 'success', data });

@@ -3,8 +3,10 @@ import { Allow } from 'class-validator';
 import { StringArg } from '../../common/args';
 import {
   AUTHOR_LENGTH,
+  DEFAULT_VERSION,
   DESCRIPTION_LENGTH,
   EXECUTION_TIMEOUT,
+  MAX_TAGS,
   NAME_LENGTH,
   PLUGIN_FILE_PART,
   PLUGIN_GROUPS,
@@ -12,9 +14,11 @@ import {
   PLUGIN_TYPES,
   PluginStatus,
   REJECTION_REASON_MAX_LENGTH,
+  TAG_MAX_LENGTH,
+  VERSION_MAX_LENGTH,
 } from '../plugin-constants';
 import type { UserPlugin } from '../user-plugin.entity';
-import { AdminPluginView, PublicPluginView } from '../views/plugin-views';
+import { AdminPluginView, OwnerPluginView, PublicPluginView } from '../views/plugin-views';
 
 /** The caller, as `me/` shows them. */
 export class CurrentUserView {
@@ -47,6 +51,26 @@ export class CataloguePage {
     description: 'Newest first; admin view for admins, public view for everyone else',
     type: 'array',
     items: { oneOf: [{ $ref: getSchemaPath(PublicPluginView) }, { $ref: getSchemaPath(AdminPluginView) }] },
+  })
+  plugins!: UserPlugin[];
+}
+
+/** A page of the caller's own uploads: the catalogue's page shape, each plugin in the owner view. */
+@ApiExtraModels(OwnerPluginView)
+export class OwnPluginsPage {
+  @ApiProperty({ type: 'integer', description: "The caller's plugins, over all pages" })
+  total!: number;
+
+  @ApiProperty({ type: 'integer', description: 'The limit that applied' })
+  limit!: number;
+
+  @ApiProperty({ type: 'integer' })
+  offset!: number;
+
+  @ApiProperty({
+    description: 'Newest first, in any status, with rejection reasons',
+    type: 'array',
+    items: { $ref: getSchemaPath(OwnerPluginView) },
   })
   plugins!: UserPlugin[];
 }
@@ -141,6 +165,26 @@ export class UploadPluginArgs {
   })
   @Allow()
   execution_timeout?: unknown;
+
+  @ApiPropertyOptional({
+    type: String,
+    maxLength: VERSION_MAX_LENGTH,
+    default: DEFAULT_VERSION,
+    example: '1.2.0',
+    description: 'A short version string such as `1.0.0`, `2.1` or `1.0.0-beta.2`',
+  })
+  @Allow()
+  version?: unknown;
+
+  @ApiPropertyOptional({
+    type: String,
+    example: 'xss,headers',
+    description:
+      `Up to ${MAX_TAGS} tags, comma-separated in one part or one part each (repeated \`tags\`); each 1 to ` +
+      `${TAG_MAX_LENGTH} letters, digits, \`.\`, \`_\`, \`+\` or \`-\`, stored in lower case without repeats`,
+  })
+  @Allow()
+  tags?: unknown;
 }
 
 /** The reason is checked by the review service once the plugin is known to exist. */

@@ -1,5 +1,12 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { PLUGIN_GROUPS, PLUGIN_STATUSES, PLUGIN_TYPES } from '../plugin-constants';
+import {
+  DEFAULT_VERSION,
+  MAX_TAGS,
+  PLUGIN_GROUPS,
+  PLUGIN_STATUSES,
+  PLUGIN_TYPES,
+  VERSION_MAX_LENGTH,
+} from '../plugin-constants';
 import type { UserPlugin } from '../user-plugin.entity';
 
 /*
@@ -31,6 +38,23 @@ export class PublicPluginView {
 
   @ApiProperty({ enum: [...PLUGIN_STATUSES] })
   status!: string;
+
+  @ApiProperty({
+    enum: [...PLUGIN_STATUSES],
+    description: 'The same value as `status`, under the name the marketplace client reads',
+  })
+  approval_status!: string;
+
+  @ApiProperty({ maxLength: VERSION_MAX_LENGTH, example: DEFAULT_VERSION, description: 'As uploaded' })
+  version!: string;
+
+  @ApiProperty({
+    type: [String],
+    maxItems: MAX_TAGS,
+    example: ['xss', 'headers'],
+    description: 'Lower case, in the order uploaded; empty when none were given',
+  })
+  tags!: string[];
 
   @ApiProperty({
     type: String,
@@ -82,6 +106,9 @@ export function toPublicView(plugin: UserPlugin): PublicPluginView {
     type: plugin.type,
     author: plugin.author,
     status: plugin.status,
+    approval_status: plugin.status,
+    version: plugin.version,
+    tags: [...plugin.tags],
     sha256: plugin.sha256,
     created_at: plugin.createdAt.toISOString(),
     // Rows from before updated_at existed were last changed when they were made.

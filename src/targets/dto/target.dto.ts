@@ -7,8 +7,9 @@ import { MAX_ID, textValues } from '../../common/request-params';
 import { FailWith } from '../../common/validation';
 import { parseTargetUrl, ParsedTargetUrl, TARGET_URL_MAX } from '../target-url';
 
-export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
+/** `limit`'s value when it is absent or -1: every target of the session. */
+export const NO_LIMIT = 0;
 export const INCORRECT_PARAMETERS = 'Incorrect query parameters';
 
 /** A target as the API shows it. */
@@ -37,21 +38,31 @@ export class TargetView {
 
   @ApiProperty({ format: 'date-time' })
   created_at!: string;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'Always null: this service does not resolve hosts (the original client shows it beside the URL)',
+  })
+  host_ip!: null;
+
+  @ApiProperty({
+    type: 'integer',
+    description:
+      'Highest user rank of its findings; -1 without findings, as in the original (always -1 here)',
+  })
+  max_user_rank!: number;
+
+  @ApiProperty({
+    type: 'integer',
+    description: 'Highest framework rank of its findings; -1 without findings (always -1 here)',
+  })
+  max_owtf_rank!: number;
 }
 
-export class TargetPage {
-  @ApiProperty({ type: 'integer', description: 'Targets that match, over all pages' })
-  total!: number;
-
-  @ApiProperty({ type: 'integer' })
-  limit!: number;
-
-  @ApiProperty({ type: 'integer' })
-  offset!: number;
-
-  @ApiProperty({ type: [TargetView] })
-  targets!: TargetView[];
-}
+/** The header of `GET targets/` that counts the matches over all pages. */
+export const TOTAL_COUNT_HEADER = 'X-Total-Count';
 
 /** The list's filters and page; 400 names `limit` or `offset` when one is out of range. */
 @FailWith(HttpStatus.BAD_REQUEST, INCORRECT_PARAMETERS)
@@ -68,14 +79,20 @@ export class TargetListArgs {
   @TextArg({ emptyIsAbsent: true })
   search?: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: -1,
+    maximum: MAX_LIMIT,
+    description: `1 to ${MAX_LIMIT}; absent or -1 (as in the original): all of them`,
+  })
   @IntegerArg({
     min: 1,
     max: MAX_LIMIT,
-    fallback: DEFAULT_LIMIT,
-    message: `must be an integer from 1 to ${MAX_LIMIT}`,
+    fallback: NO_LIMIT,
+    alsoFallback: ['-1'],
+    message: `must be an integer from 1 to ${MAX_LIMIT}, or -1 for all`,
   })
-  limit = DEFAULT_LIMIT;
+  limit = NO_LIMIT;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, default: 0 })
   @IntegerArg({ min: 0, max: MAX_ID, fallback: 0, message: 'must be an integer of at least 0' })
