@@ -12,6 +12,9 @@ const shared = {
   moduleNameMapper: builtWorkers.moduleNameMapper,
 };
 module.exports = {
+  // The e2e specs run a real app on real databases with bcrypt: on a busy machine a hook's
+  // set-up can take more than Jest's default 5 s. Nothing waits on purpose; a hang still fails.
+  testTimeout: 30_000,
   globalSetup: '<rootDir>/test/built-workers.js',
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
@@ -19,9 +22,6 @@ module.exports = {
       ...shared,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
-      // A real app, real databases and bcrypt: on a busy machine a hook's set-up can take more
-      // than Jest's default 5 s. Nothing here waits on purpose; a hang still fails.
-      testTimeout: 30_000,
     },
   ],
 };

@@ -151,7 +151,7 @@ describe('account hardening', () => {
         Array(OTP_ISSUE_LIMITS.perHour).fill(ok('Otp Send Successful')),
       );
       for (const refused of burst.filter((answer) => answer.status !== 200)) {
-        expect([refused.status, refused.body]).toEqual([429, fail('Too many requests')]);
+        expect([refused.status, refused.body]).toEqual([429, accountFail('Too many requests')]);
         const retryAfter = Number(refused.headers['retry-after']);
         expect(retryAfter).toBeGreaterThan(HOUR_MS / 1000 - 60);
         expect(retryAfter).toBeLessThanOrEqual(HOUR_MS / 1000);
@@ -172,7 +172,7 @@ describe('account hardening', () => {
       for (let i = OTP_ISSUE_LIMITS.perHour; i < OTP_ISSUE_LIMITS.perDay; i += 1) await requestOtp(user);
       t.clock.advance(HOUR_MS);
       const overDay = await post('generate/otp/', { emailOrUsername: user.email });
-      expect([overDay.status, overDay.body]).toEqual([429, fail('Too many requests')]);
+      expect([overDay.status, overDay.body]).toEqual([429, accountFail('Too many requests')]);
       // The day window opened with the first OTP, two hours ago.
       expect(Number(overDay.headers['retry-after'])).toBeGreaterThan(22 * 3600 - 60);
       expect(Number(overDay.headers['retry-after'])).toBeLessThanOrEqual(22 * 3600);

@@ -196,7 +196,7 @@ describe('accounts', () => {
         .set('content-type', 'application/json')
         .send('{"username":');
       expect(response.status).toBe(400);
-      expect(response.body).toEqual(fail('Malformed request body'));
+      expect(response.body).toEqual(accountFail('Malformed request body'));
     });
   });
 
@@ -272,7 +272,7 @@ describe('accounts', () => {
     it('answers a missing Authorization header with HTTP 400 Invalid Token', async () => {
       const response = await logout();
       expect(response.status).toBe(400);
-      expect(response.body).toEqual(fail('Invalid Token'));
+      expect(response.body).toEqual(accountFail('Invalid Token'));
     });
 
     it('logs out, after which the same token is refused with 401', async () => {
@@ -280,7 +280,7 @@ describe('accounts', () => {
       expect((await logout(`Bearer ${user.token}`).expect(200)).body).toEqual(ok('Logged out'));
       const again = await logout(`Bearer ${user.token}`);
       expect(again.status).toBe(401);
-      expect(again.body).toEqual(fail('Unauthorized'));
+      expect(again.body).toEqual(accountFail('Unauthorized'));
     });
 
     it('takes the scheme word in any case and the token as the second part', async () => {
@@ -315,11 +315,11 @@ describe('accounts', () => {
       ];
       for (const token of candidates) {
         const response = await logout(`Bearer ${token}`);
-        expect([token, response.status, response.body]).toEqual([token, 401, fail('Unauthorized')]);
+        expect([token, response.status, response.body]).toEqual([token, 401, accountFail('Unauthorized')]);
       }
       expect((await logout(`Token ${user.token}`)).status).toBe(401);
       await t.dataSource.query('UPDATE users SET is_active = ? WHERE name = ?', [false, user.username]);
-      expect((await logout(`Bearer ${user.token}`)).body).toEqual(fail('Unauthorized'));
+      expect((await logout(`Bearer ${user.token}`)).body).toEqual(accountFail('Unauthorized'));
     });
   });
 
@@ -588,6 +588,7 @@ describe('accounts', () => {
         status: 'fail',
         message: 'Internal server error',
         error_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        data: { status: 'fail', message: 'Internal server error' },
       });
       expect(JSON.stringify(response.body)).not.toMatch(/outbox_jobs|SELECT|INSERT|at /);
     } finally {

@@ -15,7 +15,7 @@ import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 import { accountFail } from './helpers/envelopes';
 
-const tooMany = { status: 'fail', message: 'Too many requests' };
+const tooMany = accountFail('Too many requests');
 const invalid = accountFail('Invalid login credentials');
 
 /** Loopback addresses other than 127.0.0.1: each is another client to the server. */
@@ -178,7 +178,7 @@ describe('rate limits on the account endpoints', () => {
     const closed = await createTestApp({ env: { RATE_LIMIT: 'on', REDIS_URL: deadRedis } });
     try {
       const answer = await closed.http().post('/api/v1/login/').send({ emailOrUsername: 'x', password: 'y' });
-      expect([answer.status, answer.body]).toEqual([503, { status: 'fail', message: 'Service unavailable' }]);
+      expect([answer.status, answer.body]).toEqual([503, accountFail('Service unavailable')]);
     } finally {
       await closed.close();
     }

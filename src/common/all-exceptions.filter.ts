@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './api-error';
 import { isDatabaseUnavailable } from './database-unavailable';
+import { ACCOUNT_ANSWERS } from './decorators';
 
 interface FailBody {
   status: 'fail';
@@ -24,7 +25,14 @@ export class AllExceptionsFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const reply = http.getResponse<FastifyReply>();
-    const [status, body] = this.describe(exception, http.getRequest<FastifyRequest>().id);
+    const request = http.getRequest<FastifyRequest>();
+    const [status, body] = this.describe(exception, request.id);
+    // An account endpoint's refusal (400, 401, 429, 503, ...) repeats itself under `data`, as its
+    // answers do (see envelopes.ts).
+    const config = request.routeOptions?.config as unknown as Record<string, unknown> | undefined;
+    if (config?.[ACCOUNT_ANSWERS] === true && body.data === undefined) {
+      body.data = { status: body.status, message: body.message };
+    }
     if (reply.sent) {
       reply.raw.end();
       return;

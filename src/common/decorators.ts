@@ -9,6 +9,7 @@ import {
   SetMetadata,
   Type,
 } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiExcludeEndpoint, ApiExtraModels, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import {
   AccountResponseBody,
@@ -62,6 +63,9 @@ export const CurrentUser = createParamDecorator((_: unknown, context: ExecutionC
  * A spec account endpoint: public (or, for logout, `token: true`), HTTP 200 with
  * `{status, message}` for success and failure alike, the spec's messages listed.
  */
+/** Route config flag of the account endpoints (see envelopes.ts). */
+export const ACCOUNT_ANSWERS = 'accountAnswers';
+
 export function AccountEndpoint(options: {
   summary: string;
   messages: string[];
@@ -77,6 +81,8 @@ export function AccountEndpoint(options: {
   if (options.rateLimited) Object.assign(fails, { 429: ['Too many requests'], 503: ['Service unavailable'] });
   return applyDecorators(
     options.token ? MissingTokenIsBadRequest() : Public(),
+    // Read by the exception filter from the Fastify route: its refusals carry `data` too.
+    RouteConfig({ [ACCOUNT_ANSWERS]: true }),
     HttpCode(200),
     ApiOperation({
       summary: options.summary,
