@@ -67,6 +67,26 @@ export function post(
   });
 }
 
+/** A GET to 127.0.0.1:<port>, its body parsed as JSON. */
+export function getJson(port: number, path: string): Promise<PostAnswer> {
+  return new Promise((resolve, reject) => {
+    httpRequest({ host: '127.0.0.1', port, path }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+          headers: response.headers,
+          connection: response.headers.connection,
+        }),
+      );
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
 export async function waitUntilReady(port: number, child: ChildProcess): Promise<void> {
   for (let attempt = 0; attempt < 300; attempt += 1) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
@@ -135,8 +155,8 @@ export interface ObservedApiProcess {
   stderr: () => string;
   /** The exit code once it has exited (after its output is read to the end). */
   exited: Promise<number | null>;
-  /** Resolves once its stdout matches `pattern`: a sign from the server, not a guess at timing. */
-  waitForOutput: (pattern: RegExp) => Promise<void>;
+  /** Resolves once its stdout matches: a sign from the server, not a guess at timing. */
+  waitForOutput: (until: RegExp | ((stdout: string) => boolean)) => Promise<void>;
 }
 
 /**
@@ -170,10 +190,11 @@ export async function spawnApiProcess(env: Record<string, string>): Promise<Obse
   });
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  const waitForOutput = (pattern: RegExp) =>
+  const waitForOutput = (until: RegExp | ((stdout: string) => boolean)) =>
     new Promise<void>((resolve, reject) => {
+      const matches = typeof until === 'function' ? until : (text: string) => until.test(text);
       const watcher = () => {
-        if (!pattern.test(stdout)) return;
+        if (!matches(stdout)) return;
         watchers.delete(watcher);
         resolve();
       };
@@ -182,7 +203,7 @@ export async function spawnApiProcess(env: Record<string, string>): Promise<Obse
       void exited.then((code) => {
         if (!watchers.has(watcher)) return;
         watchers.delete(watcher);
-        reject(new Error(`exited with ${code} before writing ${pattern}:\n${stdout}\n${stderr}`));
+        reject(new Error(`exited with ${code} before writing ${String(until)}:\n${stdout}\n${stderr}`));
       });
     });
   return { child, port, stdout: () => stdout, stderr: () => stderr, exited, waitForOutput };
