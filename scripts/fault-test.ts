@@ -223,7 +223,7 @@ function evaluate(
   check(
     `requests caught by the stop or the restart: answered within ${quickMs} ms`,
     overlappingSlow.length === 0,
-    `${overlapping.length} requests, max ${ms(overlappingTimes.length ? Math.max(...overlappingTimes) : NaN)} ms${overlappingSlow.length ? `; slow: ${describe(overlappingSlow)}` : ''}`,
+    `${overlapping.length} requests, max ${ms(overlappingTimes.length ? Math.max(...overlappingTimes) : NaN)} ms${overlappingSlow.length ? `; slow: ${overlappingSlow.map((o) => `${o.route} ${o.status} in ${o.ms.toFixed(0)} ms`).join(', ')}` : ''}`,
   );
   const kindsDown = new Set(down.map((o) => o.kind));
   check(
