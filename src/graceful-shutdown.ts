@@ -43,6 +43,9 @@ export function enableGracefulShutdown(app: INestApplication, logger: LoggerServ
     response.once('close', () => {
       inFlight.delete(response);
       if (state) state.open -= 1;
+      // A response already under way at the signal kept its keep-alive: end the connection
+      // once it is idle, or the server would wait for it until the grace runs out.
+      if (shuttingDown && state?.open === 0) request.socket.end();
     });
     if (shuttingDown) response.setHeader('Connection', 'close');
     // A debug line per request as it is received: what the shutdown test counts.

@@ -9,7 +9,7 @@ import { ConfigError } from './config/app-config';
 import type { AppConfig } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
 import { enableGracefulShutdown } from './graceful-shutdown';
-import { DatabaseUnreachableError, waitForDatabase } from './database/wait-for-database';
+import { waitForDatabase } from './database/wait-for-database';
 import pino from 'pino';
 
 function loadConfigOrExit(): AppConfig {
@@ -55,10 +55,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof DatabaseUnreachableError) {
-    process.stderr.write(`svc-api failed to start: ${error.message}\n`);
-    process.exit(1);
-  }
   process.stderr.write(
     `svc-api failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
   );
