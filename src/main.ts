@@ -9,9 +9,8 @@ import { ConfigError } from './config/app-config';
 import type { AppConfig } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
 import { enableGracefulShutdown } from './graceful-shutdown';
-
-/** Requests in flight get this long to finish after SIGTERM before the process gives up. */
-const SHUTDOWN_GRACE_MS = 10_000;
+import { waitForDatabase } from './database/wait-for-database';
+import pino from 'pino';
 
 function loadConfigOrExit(): AppConfig {
   try {
@@ -26,6 +25,14 @@ function loadConfigOrExit(): AppConfig {
 async function main(): Promise<void> {
   const started = performance.now();
   const config = loadConfigOrExit();
+  // Before Nest: a database that is not there yet is waited for, one log line per try, and
+  // one that never comes is one line on stderr (below), not a framework stack trace.
+  const startupLog = pino({ level: config.logLevel });
+  await waitForDatabase(config.database, {
+    waitMs: config.databaseStartupWaitMs,
+    attemptTimeoutMs: config.databaseQueryTimeoutMs,
+    onRetry: (line) => startupLog.warn({ context: 'Database' }, line),
+  });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config),
     createHttpAdapter(),
@@ -36,7 +43,7 @@ async function main(): Promise<void> {
   );
   const logger = app.get(AppLogger);
   app.useLogger(logger);
-  enableGracefulShutdown(app, logger, SHUTDOWN_GRACE_MS);
+  enableGracefulShutdown(app, logger, config.shutdownGraceMs);
   await configureApp(app);
   await app.listen(config.port, config.host);
   const database =

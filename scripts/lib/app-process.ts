@@ -18,6 +18,8 @@ export interface AppOptions {
   /** Sockets the script's client keeps to the app. */
   maxSockets: number;
   requestTimeoutMs?: number;
+  /** Further settings of the app. */
+  env?: Record<string, string>;
 }
 
 /** A loopback port that was free a moment ago; the app binds it right after. */
@@ -117,6 +119,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     LOG_LEVEL: options.logLevel ?? 'silent',
     COMMUNITY_PLUGIN_DIR: options.pluginDir,
     SERVER_ADDR: '127.0.0.1',
+    ...options.env,
   };
   const log = createWriteStream(options.logFile, { flags: 'a' });
   log.on('error', () => undefined); // the log is a diagnostic aid; losing it must not end the run

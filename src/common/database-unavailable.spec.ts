@@ -1,4 +1,5 @@
 import { QueryFailedError } from 'typeorm';
+import { QueryDeadlineError } from '../database/query-deadline';
 import { isDatabaseUnavailable } from './database-unavailable';
 
 describe('isDatabaseUnavailable', () => {
@@ -12,12 +13,16 @@ describe('isDatabaseUnavailable', () => {
     ],
     ['server gone away by number', driverError({ errno: 2006 })],
     ['a busy SQLite file', driverError({ code: 'SQLITE_BUSY' })],
+    ['a busy SQLite file, extended code', driverError({ code: 'SQLITE_BUSY_SNAPSHOT' })],
+    ['a query past its deadline', new QueryDeadlineError(5000, 'SELECT 1')],
+    ['a broken mysql2 connection without a code', driverError({ fatal: true })],
     ['a cause chain', new Error('outer', { cause: driverError({ code: 'ETIMEDOUT' }) })],
   ])('recognises %s', (_, error) => expect(isDatabaseUnavailable(error)).toBe(true));
 
   it.each([
     ['a syntax error', new QueryFailedError('SELEC', [], driverError({ code: 'ER_PARSE_ERROR' }))],
     ['a duplicate key', driverError({ code: 'ER_DUP_ENTRY' })],
+    ['a constraint on SQLite', driverError({ code: 'SQLITE_CONSTRAINT_UNIQUE' })],
     ['a plain error', new Error('boom')],
     ['not an error', 'ECONNREFUSED'],
     ['nothing', undefined],

@@ -27,6 +27,9 @@ describe('loadConfig', () => {
       pluginMaxPendingPerUser: 10,
       rateLimit: true,
       redisUrl: null,
+      databaseQueryTimeoutMs: 5000,
+      databaseStartupWaitMs: 60000,
+      shutdownGraceMs: 10000,
     });
   });
 
@@ -73,6 +76,21 @@ describe('loadConfig', () => {
     ],
     ['EMAIL_PATTERN', '([', 'Invalid environment: EMAIL_PATTERN must be a valid regular expression'],
     ['BCRYPT_COST', '40', 'Invalid environment: BCRYPT_COST must be an integer from 4 to 15'],
+    [
+      'DATABASE_QUERY_TIMEOUT_SECONDS',
+      '0',
+      'Invalid environment: DATABASE_QUERY_TIMEOUT_SECONDS must be an integer from 1 to 300',
+    ],
+    [
+      'DATABASE_STARTUP_WAIT_SECONDS',
+      '1.5',
+      'Invalid environment: DATABASE_STARTUP_WAIT_SECONDS must be an integer from 0 to 3600',
+    ],
+    [
+      'SHUTDOWN_GRACE_SECONDS',
+      'soon',
+      'Invalid environment: SHUTDOWN_GRACE_SECONDS must be an integer from 1 to 3600',
+    ],
     ['RATE_LIMIT', 'maybe', 'Invalid environment: RATE_LIMIT must be one of on, off'],
     [
       'PLUGIN_MAX_PENDING_PER_USER',

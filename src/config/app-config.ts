@@ -21,6 +21,15 @@ export interface AppConfig {
   port: number;
   host: string;
   database: DatabaseConfig;
+  /**
+   * Each query's deadline, and a new connection's: past it the connection is dropped and the
+   * request answers 503 (migrations are exempt).
+   */
+  databaseQueryTimeoutMs: number;
+  /** How long a start keeps trying to reach the database before it gives up. */
+  databaseStartupWaitMs: number;
+  /** How long requests in flight at SIGTERM get to finish. */
+  shutdownGraceMs: number;
   jwt: { secret: string; algorithm: JwtAlgorithm; expiresInSeconds: number };
   /** Without SMTP the text of every mail goes to the log and stdout. */
   smtp: SmtpConfig | null;
@@ -230,6 +239,9 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR): AppConfig {
     port,
     host: value(env, 'HOST') ?? '127.0.0.1',
     database: parseDatabaseUrl(value(env, 'DATABASE_URL') ?? `sqlite:${join(dataDir, 'svc.sqlite')}`),
+    databaseQueryTimeoutMs: integer(env, 'DATABASE_QUERY_TIMEOUT_SECONDS', 5, 1, 300) * 1000,
+    databaseStartupWaitMs: integer(env, 'DATABASE_STARTUP_WAIT_SECONDS', 60, 0, 3600) * 1000,
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600) * 1000,
     jwt: {
       secret: jwtSecret(env, production, dataDir),
       algorithm: oneOf(env, 'JWT_ALGORITHM', 'HS256', ['HS256', 'HS384', 'HS512'] as const),

@@ -4,8 +4,12 @@ import type { DataSourceOptions } from 'typeorm';
 import { migrations } from '../../migrations';
 import type { DatabaseConfig } from '../config/app-config';
 
-/** Never `synchronize`: the migrations are the only schema writer. */
-export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
+/**
+ * Never `synchronize`: the migrations are the only schema writer. `queryTimeoutMs` bounds a
+ * new MySQL connection's handshake and SQLite's wait for a lock another process holds (the
+ * MySQL query deadline itself is query-deadline.ts).
+ */
+export function dataSourceOptions(database: DatabaseConfig, queryTimeoutMs: number): DataSourceOptions {
   const common = { synchronize: false, migrations, migrationsRun: false, logging: false } as const;
   if (database.type === 'sqlite') {
     if (database.path !== ':memory:') mkdirSync(dirname(database.path), { recursive: true });
@@ -17,7 +21,9 @@ export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
       prepareDatabase: (db: { pragma(source: string): unknown }) => {
         db.pragma('journal_mode = WAL');
         db.pragma('foreign_keys = ON');
-        db.pragma('busy_timeout = 5000');
+        // A write lock held elsewhere (svc-admin, a backup) is waited for this long, then the
+        // request answers 503; better-sqlite3 waits on the event loop, so it is kept short.
+        db.pragma(`busy_timeout = ${Math.min(queryTimeoutMs, 5000)}`);
       },
     };
   }
@@ -32,7 +38,7 @@ export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
     charset: 'utf8mb4_unicode_ci',
     // Dates are UTC in the database whatever the server's zone.
     timezone: 'Z',
-    connectTimeout: 10_000,
+    connectTimeout: queryTimeoutMs,
     extra: { connectionLimit: 10 },
   };
 }

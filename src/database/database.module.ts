@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { dataSourceOptions } from './data-source-options';
+import { QueryDeadline } from './query-deadline';
 import { SchemaMigrator, SCHEMA_UPGRADED_ENTITIES } from './schema-migrator';
 import type { UpgradedEntity } from './schema-upgrade';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
@@ -30,7 +31,7 @@ export class DatabaseModule {
         TypeOrmModule.forRootAsync({
           inject: [APP_CONFIG],
           useFactory: (config: AppConfig) => ({
-            ...dataSourceOptions(config.database),
+            ...dataSourceOptions(config.database, config.databaseQueryTimeoutMs),
             autoLoadEntities: true,
             retryAttempts: 0,
           }),
@@ -50,6 +51,7 @@ export class DatabaseModule {
         }),
       ],
       providers: [
+        QueryDeadline,
         Transactions,
         SchemaMigrator,
         { provide: SCHEMA_UPGRADED_ENTITIES, useValue: options.upgradedEntities },

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { migrate } from './migrate';
+import { withoutQueryDeadline } from './query-deadline';
 import { upgradeSchema, UpgradedEntity } from './schema-upgrade';
 
 export const SCHEMA_UPGRADED_ENTITIES = Symbol('schema-upgraded-entities');
@@ -18,10 +19,11 @@ export class SchemaMigrator {
 
   /** Once per process; both steps are no-ops on a schema that is already current. */
   bringUpToDate(): Promise<void> {
-    this.done ??= (async () => {
+    // Exempt from the query deadline: a migration may rightly take longer than any request.
+    this.done ??= withoutQueryDeadline(async () => {
       await migrate(this.dataSource);
       await upgradeSchema(this.dataSource, this.entities);
-    })();
+    });
     return this.done;
   }
 }

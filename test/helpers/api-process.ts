@@ -67,6 +67,26 @@ export function post(
   });
 }
 
+/** A GET to 127.0.0.1:<port>, its body parsed as JSON. */
+export function getJson(port: number, path: string): Promise<PostAnswer> {
+  return new Promise((resolve, reject) => {
+    httpRequest({ host: '127.0.0.1', port, path }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+          headers: response.headers,
+          connection: response.headers.connection,
+        }),
+      );
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
 export async function waitUntilReady(port: number, child: ChildProcess): Promise<void> {
   for (let attempt = 0; attempt < 300; attempt += 1) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
@@ -125,4 +145,66 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
     clearTimeout(timer);
   };
   return { child, port, stop };
+}
+
+export interface ObservedApiProcess {
+  child: ChildProcess;
+  port: number;
+  /** Everything it wrote so far. */
+  stdout: () => string;
+  stderr: () => string;
+  /** The exit code once it has exited (after its output is read to the end). */
+  exited: Promise<number | null>;
+  /** Resolves once its stdout matches: a sign from the server, not a guess at timing. */
+  waitForOutput: (until: RegExp | ((stdout: string) => boolean)) => Promise<void>;
+}
+
+/**
+ * The real entrypoint as its own process, its output captured, not waited for: for the
+ * tests of how it starts (or does not) and how it stops.
+ */
+export async function spawnApiProcess(env: Record<string, string>): Promise<ObservedApiProcess> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    ['-r', join(ROOT, 'test/helpers/ts-register.js'), join(ROOT, 'src/main.ts')],
+    {
+      cwd: mkdtempSync(join(tmpdir(), 'svc-process-')),
+      env: {
+        PATH: process.env.PATH,
+        PORT: String(port),
+        JWT_SECRET: TEST_JWT_SECRET,
+        BCRYPT_COST: '4',
+        LOG_LEVEL: 'silent',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stdout = '';
+  let stderr = '';
+  const watchers = new Set<() => void>();
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    for (const watcher of watchers) watcher();
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  const waitForOutput = (until: RegExp | ((stdout: string) => boolean)) =>
+    new Promise<void>((resolve, reject) => {
+      const matches = typeof until === 'function' ? until : (text: string) => until.test(text);
+      const watcher = () => {
+        if (!matches(stdout)) return;
+        watchers.delete(watcher);
+        resolve();
+      };
+      watchers.add(watcher);
+      watcher();
+      void exited.then((code) => {
+        if (!watchers.has(watcher)) return;
+        watchers.delete(watcher);
+        reject(new Error(`exited with ${code} before writing ${String(until)}:\n${stdout}\n${stderr}`));
+      });
+    });
+  return { child, port, stdout: () => stdout, stderr: () => stderr, exited, waitForOutput };
 }

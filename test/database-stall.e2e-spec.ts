@@ -1,0 +1,81 @@
+import { createConnection } from 'mysql2/promise';
+import { DataSource } from 'typeorm';
+import { signUp, TestUser } from './helpers/accounts';
+import { api } from './helpers/client';
+import { fail, okData } from './helpers/envelopes';
+import { SmtpSink } from './helpers/smtp-sink';
+import { createTestApp, TestApp } from './helpers/test-app';
+
+const DEADLINE_SECONDS = 2;
+
+/** Another client of the same database takes the sessions table for itself, as a long migration or a stuck job would. */
+async function holdSessionsTable(t: TestApp): Promise<{ release: () => Promise<void> }> {
+  const database = t.config.database;
+  if (database.type === 'sqlite') {
+    // SQLite locks the whole file: a write transaction held open by another connection.
+    const other = await new DataSource({ type: 'better-sqlite3', database: database.path }).initialize();
+    await other.query('BEGIN IMMEDIATE');
+    return {
+      release: async () => {
+        await other.query('ROLLBACK');
+        await other.destroy();
+      },
+    };
+  }
+  const other = await createConnection({
+    host: database.host,
+    port: database.port,
+    user: database.username,
+    password: database.password,
+    database: database.database,
+  });
+  await other.query('LOCK TABLES sessions WRITE');
+  return {
+    release: async () => {
+      await other.query('UNLOCK TABLES');
+      await other.end();
+    },
+  };
+}
+
+/**
+ * A database that takes the connection and then does not answer (here: a lock held
+ * elsewhere; MySQL would wait 50 s for a row lock and indefinitely for a table lock). The
+ * query deadline (DATABASE_QUERY_TIMEOUT_SECONDS) turns that into a 503 within the deadline
+ * plus a second; the same app serves again as soon as the database does. A frozen server
+ * (SIGSTOP) is `npm run fault-test`.
+ */
+describe('a database that does not answer within the query deadline', () => {
+  const smtp = new SmtpSink();
+  let t: TestApp;
+  let alice: TestUser & { token: string };
+
+  beforeAll(async () => {
+    await smtp.start();
+    t = await createTestApp({ smtp, env: { DATABASE_QUERY_TIMEOUT_SECONDS: String(DEADLINE_SECONDS) } });
+    alice = await signUp(t, smtp, 'stall');
+  });
+  afterAll(async () => {
+    await t.close();
+    await smtp.stop();
+  });
+
+  it('answers 503 Service unavailable within the deadline plus a second, then serves again', async () => {
+    const holder = await holdSessionsTable(t);
+    let elapsed: number;
+    try {
+      const started = performance.now();
+      const response = await api(t, alice, 'post', 'sessions/').send({ name: 'while locked' });
+      elapsed = performance.now() - started;
+      expect([response.status, response.body]).toEqual([503, fail('Service unavailable')]);
+    } finally {
+      await holder.release();
+    }
+    expect(elapsed).toBeLessThan(DEADLINE_SECONDS * 1000 + 1000);
+
+    const after = await api(t, alice, 'post', 'sessions/').send({ name: 'after the lock' });
+    expect([after.status, after.body]).toEqual([201, okData(null)]);
+    const ready = await t.http().get('/api/v1/health/ready');
+    expect(ready.status).toBe(200);
+  }, 60_000);
+});
