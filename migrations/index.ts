@@ -4,6 +4,7 @@ import { CreateUserPlugins1763683400000 } from './1763683400000-CreateUserPlugin
 import { AccountKeysOtpLifecycle1763683500000 } from './1763683500000-AccountKeysOtpLifecycle';
 import { CreateOutbox1763683600000 } from './1763683600000-CreateOutbox';
 import { ReviewKeepsUpdatedAt1763683700000 } from './1763683700000-ReviewKeepsUpdatedAt';
+import { PluginFileMissing1763683850000 } from './1763683850000-PluginFileMissing';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -13,4 +14,5 @@ export const migrations = [
   AccountKeysOtpLifecycle1763683500000,
   CreateOutbox1763683600000,
   ReviewKeepsUpdatedAt1763683700000,
+  PluginFileMissing1763683850000,
 ];

@@ -32,6 +32,7 @@ const PLUGIN_COLUMNS = [
   'file_path',
   'created_at',
   'updated_at',
+  'file_missing_at',
 ];
 const OLD_PLUGIN_COLUMNS = [
   'id',
@@ -248,6 +249,7 @@ describe('schema upgrade at start-up', () => {
           'Added column user_plugins.execution_timeout (default 300)',
           'Added column user_plugins.sha256 (default NULL)',
           'Added column user_plugins.updated_at (default NULL)',
+          'Added column user_plugins.file_missing_at (default NULL)',
         ].sort(),
       );
 
@@ -280,6 +282,7 @@ describe('schema upgrade at start-up', () => {
           execution_timeout: 300,
           sha256: null,
           updated_at: null,
+          file_missing_at: null,
         });
       }
       const userRows = await rowsOf(first.dataSource, 'users');
