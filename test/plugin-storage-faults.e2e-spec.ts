@@ -1,3 +1,4 @@
+/* eslint-disable jest/no-standalone-expect -- withMount is `it`, or `it.skip` where mount is not permitted */
 import { Logger } from '@nestjs/common';
 import { execFileSync } from 'node:child_process';
 import {
