@@ -532,6 +532,19 @@ describe('community plugins: catalogue, review, views', () => {
       await del(boss, `${plugin.id}/delete/`).expect(200);
       await uploaded(alice, 'Vanished');
     });
+
+    it('refuses to approve a plugin whose file is gone, marking it broken on the way', async () => {
+      const plugin = await uploaded(alice, 'Gone before approval');
+      const [row] = (await t.dataSource.query('SELECT file_path FROM user_plugins WHERE id = ?', [
+        plugin.id,
+      ])) as Array<{ file_path: string }>;
+      unlinkSync(join(t.config.communityPluginDir, row.file_path));
+      expect((await post(boss, `${plugin.id}/approve/`).expect(409)).body).toEqual(
+        fail('Plugin file is missing'),
+      );
+      const detail = data(await get(boss, `${plugin.id}/`).expect(200));
+      expect([detail.status, detail.file_missing]).toEqual(['pending', true]);
+    });
   });
 
   describe('DELETE <id>/delete/', () => {

@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+} from '@nestjs/common';
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Clock } from '../common/clock';
@@ -27,7 +33,7 @@ export interface Reconciliation {
  * admin decides that): it is logged and marked, so admins see the plugin as broken.
  */
 @Injectable()
-export class PluginFileReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
+export class PluginFileReconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('PluginFiles');
   private timer?: NodeJS.Timeout;
   private running?: Promise<Reconciliation>;
@@ -48,8 +54,10 @@ export class PluginFileReconciler implements OnApplicationBootstrap, OnApplicati
     }
   }
 
-  onApplicationShutdown(): void {
+  /** A pass under way finishes before the database closes. */
+  async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
   }
 
   /** One pass; a pass already running is joined rather than doubled. */

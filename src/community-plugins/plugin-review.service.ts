@@ -33,10 +33,7 @@ export class PluginReviewService {
     const content = await this.storage.read(plugin.filePath);
     if (content === null) {
       if (!(await this.storage.exists(plugin.filePath))) {
-        // Marked, so admins see it as broken in their views until the file is back or the plugin is deleted.
-        if (await this.plugins.setFileMissing(plugin.id, this.clock.now())) {
-          this.logger.error(`Plugin ${plugin.id} (${plugin.name}): its file ${plugin.filePath} is missing`);
-        }
+        await this.markFileMissing(plugin);
         throw fileMissing(HttpStatus.GONE);
       }
       this.logger.warn(`Plugin ${plugin.id} (${plugin.name}): its file is not a regular file or too large`);
@@ -108,6 +105,13 @@ export class PluginReviewService {
     return { plugin_id: plugin.id, events };
   }
 
+  /** Marked, so admins see it as broken in their views until the file is back or the plugin is deleted. */
+  private async markFileMissing(plugin: UserPlugin): Promise<void> {
+    if (await this.plugins.setFileMissing(plugin.id, this.clock.now())) {
+      this.logger.error(`Plugin ${plugin.id} (${plugin.name}): its file ${plugin.filePath} is missing`);
+    }
+  }
+
   /**
    * The review time is the admins' to see (reviewed_at); updated_at is shown to everyone and
    * stays the uploader's, so a review moves nothing in the public and owner views but status.
@@ -127,6 +131,12 @@ export class PluginReviewService {
     options: { withFileOnly?: boolean } = {},
   ): Promise<UserPlugin> {
     const plugin = await findPluginOr404(this.plugins, id);
+    if (options.withFileOnly && !(await this.storage.exists(plugin.filePath))) {
+      await this.markFileMissing(plugin);
+      // A delete racing this approve removed the row before its file: that is a 404.
+      if (!(await this.plugins.findById(plugin.id))) throw pluginNotFound();
+      throw fileMissing(HttpStatus.CONFLICT);
+    }
     const values = change();
     if (!(await this.plugins.updateIfStatusIn(plugin.id, from, values, options))) {
       const current = await this.plugins.findById(plugin.id);
