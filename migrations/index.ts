@@ -5,6 +5,7 @@ import { AccountKeysOtpLifecycle1763683500000 } from './1763683500000-AccountKey
 import { CreateOutbox1763683600000 } from './1763683600000-CreateOutbox';
 import { ReviewKeepsUpdatedAt1763683700000 } from './1763683700000-ReviewKeepsUpdatedAt';
 import { PluginVersionAndTags1763683800000 } from './1763683800000-PluginVersionAndTags';
+import { PluginFileMissing1763683850000 } from './1763683850000-PluginFileMissing';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -15,4 +16,5 @@ export const migrations = [
   CreateOutbox1763683600000,
   ReviewKeepsUpdatedAt1763683700000,
   PluginVersionAndTags1763683800000,
+  PluginFileMissing1763683850000,
 ];

@@ -27,7 +27,13 @@ const PUBLIC_KEYS = [
   'version',
 ];
 const OWNER_KEYS = [...PUBLIC_KEYS, 'rejection_reason', 'user_id'].sort();
-const ADMIN_KEYS = [...OWNER_KEYS, 'execution_timeout', 'reviewed_at', 'reviewed_by_user_id'].sort();
+const ADMIN_KEYS = [
+  ...OWNER_KEYS,
+  'execution_timeout',
+  'file_missing',
+  'reviewed_at',
+  'reviewed_by_user_id',
+].sort();
 const keysOf = (value: unknown) => Object.keys(value as object).sort();
 
 interface PluginView {
@@ -165,6 +171,7 @@ describe('community plugins: catalogue, review, views', () => {
         ...plugin,
         reviewed_by_user_id: null,
         reviewed_at: null,
+        file_missing: false,
         execution_timeout: 120,
       });
       expect((await get(bob, `${plugin.id}/`).expect(404)).body).toEqual(notFound);
@@ -374,6 +381,7 @@ describe('community plugins: catalogue, review, views', () => {
         ...plugin,
         status: 'approved',
         approval_status: 'approved',
+        file_missing: false,
         reviewed_by_user_id: boss.id,
         reviewed_at: expect.any(String),
         execution_timeout: 300,
@@ -502,7 +510,7 @@ describe('community plugins: catalogue, review, views', () => {
       });
     });
 
-    it('409 `Plugin file was modified on disk` when the file no longer matches its hash, or is gone, and logs it', async () => {
+    it('409 `Plugin file was modified on disk` when the file no longer matches its hash, and logs it', async () => {
       const warnings = jest.spyOn(Logger.prototype, 'warn');
       const plugin = await uploaded(alice, 'Tampered');
       const [row] = (await t.dataSource.query('SELECT file_path FROM user_plugins WHERE id = ?', [
@@ -518,13 +526,41 @@ describe('community plugins: catalogue, review, views', () => {
       expect(warnings).toHaveBeenCalledWith(
         expect.stringContaining(`Plugin ${plugin.id} (Tampered): file hash`),
       );
-      unlinkSync(path);
-      expect((await get(boss, `${plugin.id}/source/`).expect(409)).body).toEqual(
-        fail('Plugin file was modified on disk'),
+    });
+
+    it('410 `Plugin file is missing` when the file is gone: the plugin shows as broken, is not approved, and can be deleted', async () => {
+      const errors = jest.spyOn(Logger.prototype, 'error');
+      const plugin = await uploaded(alice, 'Vanished');
+      const [row] = (await t.dataSource.query('SELECT file_path FROM user_plugins WHERE id = ?', [
+        plugin.id,
+      ])) as Array<{ file_path: string }>;
+      unlinkSync(join(t.config.communityPluginDir, row.file_path));
+      expect((await get(boss, `${plugin.id}/source/`).expect(410)).body).toEqual(
+        fail('Plugin file is missing'),
       );
-      expect(warnings).toHaveBeenCalledWith(
-        expect.stringContaining(`Plugin ${plugin.id} (Tampered): its file is missing or unusable`),
+      expect(errors).toHaveBeenCalledWith(
+        expect.stringContaining(`Plugin ${plugin.id} (Vanished): its file ${row.file_path} is missing`),
       );
+      const detail = await get(boss, `${plugin.id}/`).expect(200);
+      expect((detail.body as { data: { file_missing: boolean } }).data.file_missing).toBe(true);
+      expect((await post(boss, `${plugin.id}/approve/`).expect(409)).body).toEqual(
+        fail('Plugin file is missing'),
+      );
+      await del(boss, `${plugin.id}/delete/`).expect(200);
+      await uploaded(alice, 'Vanished');
+    });
+
+    it('refuses to approve a plugin whose file is gone, marking it broken on the way', async () => {
+      const plugin = await uploaded(alice, 'Gone before approval');
+      const [row] = (await t.dataSource.query('SELECT file_path FROM user_plugins WHERE id = ?', [
+        plugin.id,
+      ])) as Array<{ file_path: string }>;
+      unlinkSync(join(t.config.communityPluginDir, row.file_path));
+      expect((await post(boss, `${plugin.id}/approve/`).expect(409)).body).toEqual(
+        fail('Plugin file is missing'),
+      );
+      const detail = data(await get(boss, `${plugin.id}/`).expect(200));
+      expect([detail.status, detail.file_missing]).toEqual(['pending', true]);
     });
   });
 

@@ -39,7 +39,22 @@ type OpenApi = {
 };
 
 /** Every status code the app's own code answers with. */
-const STATUSES_IN_USE = ['200', '201', '204', '400', '401', '403', '404', '409', '413', '422', '429', '503'];
+const STATUSES_IN_USE = [
+  '200',
+  '201',
+  '204',
+  '400',
+  '401',
+  '403',
+  '404',
+  '409',
+  '410',
+  '413',
+  '422',
+  '429',
+  '503',
+  '507',
+];
 
 /**
  * Every route the app serves, as `METHOD /path/{param}`, as the HTTP adapter registered them
@@ -179,6 +194,7 @@ describe('OpenAPI document', () => {
       '422',
       '429',
       '503',
+      '507',
     ]);
     const created = upload.responses['201'].content!['application/json'].schema;
     expect(created.properties!.data).toEqual({ $ref: '#/components/schemas/OwnerPlugin' });

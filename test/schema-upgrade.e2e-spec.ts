@@ -34,6 +34,7 @@ const PLUGIN_COLUMNS = [
   'updated_at',
   'version',
   'tags',
+  'file_missing_at',
 ];
 const OLD_PLUGIN_COLUMNS = [
   'id',
@@ -252,6 +253,7 @@ describe('schema upgrade at start-up', () => {
           'Added column user_plugins.updated_at (default NULL)',
           'Added column user_plugins.version (default 1.0.0)',
           'Added column user_plugins.tags (default )',
+          'Added column user_plugins.file_missing_at (default NULL)',
         ].sort(),
       );
 
@@ -270,9 +272,11 @@ describe('schema upgrade at start-up', () => {
         freshUserColumns.map((column) => column.name).sort(),
       );
 
-      // Existing rows keep every value; the new columns hold their defaults.
+      // Existing rows keep every value; the new columns hold their defaults, but for the mark the
+      // start-up reconciliation put on the row whose file is missing.
       const pluginRows = await rowsOf(first.dataSource, 'user_plugins');
       expect(pluginRows.map((row) => pick(row, OLD_PLUGIN_COLUMNS))).toEqual(oldPluginRows);
+      const marked = expect.anything();
       for (const row of pluginRows) {
         expect({
           ...pick(row, ADDED_PLUGIN_COLUMNS),
@@ -286,6 +290,7 @@ describe('schema upgrade at start-up', () => {
           updated_at: null,
           version: '1.0.0',
           tags: '',
+          file_missing_at: row.file_path === 'missing.py' ? marked : null,
         });
       }
       const userRows = await rowsOf(first.dataSource, 'users');
@@ -329,14 +334,23 @@ describe('schema upgrade at start-up', () => {
         .set(auth(admin))
         .expect(200);
       expect((source.body as { data: Row }).data.source_code).toBe(legacy.toString());
-      const approved = await first
+      // Its file is missing: shown as broken, never approved, still reviewable otherwise.
+      const refused = await first
         .http()
         .post(`/api/v1/community-plugins/${String(oldPluginRows[1].id)}/approve/`)
         .set(auth(admin))
+        .expect(409);
+      expect(refused.body).toEqual({ status: 'fail', message: 'Plugin file is missing' });
+      const rejected = await first
+        .http()
+        .post(`/api/v1/community-plugins/${String(oldPluginRows[1].id)}/reject/`)
+        .set(auth(admin))
+        .send({ reason: 'File lost' })
         .expect(200);
-      expect((approved.body as { data: Row }).data).toMatchObject({
-        status: 'approved',
+      expect((rejected.body as { data: Row }).data).toMatchObject({
+        status: 'rejected',
         execution_timeout: 300,
+        file_missing: true,
       });
       await upload(first, alice.token, {
         fields: validFields('After upgrade'),

@@ -45,7 +45,7 @@ import {
   REJECTION_REASON_MAX_LENGTH,
   TAG_MAX_LENGTH,
 } from './plugin-constants';
-import { PluginReviewService } from './plugin-review.service';
+import { FILE_MISSING, PluginReviewService } from './plugin-review.service';
 import {
   INVALID_METADATA,
   MALFORMED_BODY,
@@ -54,7 +54,9 @@ import {
   PluginUploadInterceptor,
 } from './plugin-upload.interceptor';
 import {
+  DISK_FULL,
   PluginUploadService,
+  STORAGE_UNAVAILABLE,
   TOO_MANY_PENDING,
   UploadedPluginFile,
   VALIDATOR_BUSY,
@@ -117,7 +119,8 @@ export class CommunityPluginsController {
       413: ['Plugin file exceeds maximum size of <PLUGIN_UPLOAD_MAX_SIZE> bytes'],
       422: ['Plugin failed validation'],
       429: ['Too many requests'],
-      503: [VALIDATOR_BUSY],
+      503: [VALIDATOR_BUSY, `${STORAGE_UNAVAILABLE}: <cause>`],
+      507: [DISK_FULL],
     },
   })
   @ApiConsumes('multipart/form-data')
@@ -203,9 +206,11 @@ export class CommunityPluginsController {
 
   @AdminRoute({
     summary: 'The source of a plugin, read from its file (admins)',
-    description: '409 when the file is missing or its hash no longer matches the one recorded at upload.',
+    description:
+      '409 when the file no longer matches the hash recorded at upload; 410 when it is missing (the plugin ' +
+      'is then marked `file_missing` in the admin view).',
     data: PluginSource,
-    fails: { ...NOT_FOUND, 409: ['Plugin file was modified on disk'] },
+    fails: { ...NOT_FOUND, 409: ['Plugin file was modified on disk'], 410: [FILE_MISSING] },
   })
   @ApiPluginId()
   @Get(':id/source')
@@ -215,8 +220,9 @@ export class CommunityPluginsController {
 
   @PluginView('reviewer', {
     summary: 'Approve a pending or rejected plugin (admins)',
+    description: 'A plugin whose file is missing (`file_missing`) is not approved.',
     data: AdminPluginView,
-    fails: { ...NOT_FOUND, 409: ['Plugin is already approved'] },
+    fails: { ...NOT_FOUND, 409: ['Plugin is already approved', FILE_MISSING] },
   })
   @ApiPluginId()
   @Post(':id/approve')

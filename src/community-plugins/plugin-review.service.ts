@@ -32,7 +32,11 @@ export class PluginReviewService {
     const plugin = await findPluginOr404(this.plugins, id);
     const content = await this.storage.read(plugin.filePath);
     if (content === null) {
-      this.logger.warn(`Plugin ${plugin.id} (${plugin.name}): its file is missing or unusable`);
+      if (!(await this.storage.exists(plugin.filePath))) {
+        await this.markFileMissing(plugin);
+        throw fileMissing(HttpStatus.GONE);
+      }
+      this.logger.warn(`Plugin ${plugin.id} (${plugin.name}): its file is not a regular file or too large`);
       throw modifiedOnDisk();
     }
     const sha256 = sha256Hex(content);
@@ -49,13 +53,19 @@ export class PluginReviewService {
     return { id: plugin.id, name: plugin.name, sha256, source_code: content.toString('utf8') };
   }
 
+  /** A plugin whose file is missing is never approved: the catalogue would list a plugin nobody can run. */
   approve(reviewer: AuthUser, id: number | null): Promise<UserPlugin> {
-    return this.transition(id, APPROVABLE, () => ({
-      status: 'approved',
-      rejectionReason: null,
-      reviewedByUserId: reviewer.id,
-      ...this.stamp(),
-    }));
+    return this.transition(
+      id,
+      APPROVABLE,
+      () => ({
+        status: 'approved',
+        rejectionReason: null,
+        reviewedByUserId: reviewer.id,
+        ...this.stamp(),
+      }),
+      { withFileOnly: true },
+    );
   }
 
   reject(reviewer: AuthUser, id: number | null, rawReason: string | undefined): Promise<UserPlugin> {
@@ -95,6 +105,13 @@ export class PluginReviewService {
     return { plugin_id: plugin.id, events };
   }
 
+  /** Marked, so admins see it as broken in their views until the file is back or the plugin is deleted. */
+  private async markFileMissing(plugin: UserPlugin): Promise<void> {
+    if (await this.plugins.setFileMissing(plugin.id, this.clock.now())) {
+      this.logger.error(`Plugin ${plugin.id} (${plugin.name}): its file ${plugin.filePath} is missing`);
+    }
+  }
+
   /**
    * The review time is the admins' to see (reviewed_at); updated_at is shown to everyone and
    * stays the uploader's, so a review moves nothing in the public and owner views but status.
@@ -111,12 +128,22 @@ export class PluginReviewService {
     id: number | null,
     from: PluginStatus[],
     change: () => Partial<UserPlugin>,
+    options: { withFileOnly?: boolean } = {},
   ): Promise<UserPlugin> {
     const plugin = await findPluginOr404(this.plugins, id);
+    if (options.withFileOnly && !(await this.storage.exists(plugin.filePath))) {
+      await this.markFileMissing(plugin);
+      // A delete racing this approve removed the row before its file: that is a 404.
+      if (!(await this.plugins.findById(plugin.id))) throw pluginNotFound();
+      throw fileMissing(HttpStatus.CONFLICT);
+    }
     const values = change();
-    if (!(await this.plugins.updateIfStatusIn(plugin.id, from, values))) {
+    if (!(await this.plugins.updateIfStatusIn(plugin.id, from, values, options))) {
       const current = await this.plugins.findById(plugin.id);
       if (!current) throw pluginNotFound();
+      if (options.withFileOnly && current.fileMissingAt !== null && from.includes(current.status)) {
+        throw fileMissing(HttpStatus.CONFLICT);
+      }
       throw new ApiError(HttpStatus.CONFLICT, `Plugin is already ${current.status}`);
     }
     const reviewed = await this.plugins.findById(plugin.id);
@@ -128,6 +155,8 @@ export class PluginReviewService {
   }
 }
 
+export const FILE_MISSING = 'Plugin file is missing';
+const fileMissing = (status: HttpStatus) => new ApiError(status, FILE_MISSING);
 const modifiedOnDisk = () => new ApiError(HttpStatus.CONFLICT, 'Plugin file was modified on disk');
 
 function validReason(raw: string | undefined): string {

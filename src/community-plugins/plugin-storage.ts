@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -14,13 +14,6 @@ const PY = '.py';
 
 /** Browsers send a bare name, but a client may send a path with either separator. */
 const lastSegment = (clientFileName: string): string => clientFileName.split(/[\\/]/).pop() ?? '';
-
-/** A plugin file written under its temporary name, waiting for its row to commit. */
-export interface StagedFile {
-  /** The name the file gets once its row has committed, relative to the plugin directory. */
-  readonly fileName: string;
-  readonly tempPath: string;
-}
 
 export const sha256Hex = (content: Buffer): string => createHash('sha256').update(content).digest('hex');
 
@@ -43,34 +36,156 @@ export function hasPythonExtension(clientFileName: string): boolean {
   return lastSegment(clientFileName).toLowerCase().endsWith(PY);
 }
 
-/** Plugin files under COMMUNITY_PLUGIN_DIR: written under a temporary name, renamed once committed. */
+/** The names uploads are stored under (see storedFileName). */
+export const STORED_FILE_NAME = /^[A-Za-z0-9_-]+_[0-9a-f]{16}\.py$/;
+/** Temporary names of the versions that wrote a file before renaming it into place. */
+export const LEGACY_TEMPORARY_NAME = /^\.upload-[0-9a-f]+\.tmp$/;
+
+/** The upload's file was not stored: the disk is full, or the directory cannot be written. */
+export class PluginStorageError extends Error {
+  constructor(
+    readonly kind: 'full' | 'unavailable',
+    /** Words for the client: never a path. */
+    readonly reason: string,
+    readonly code: string,
+  ) {
+    super(`plugin storage ${kind}: ${reason} (${code})`);
+    this.name = 'PluginStorageError';
+  }
+}
+
+const FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
+const UNAVAILABLE_REASONS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'read-only file system',
+  ENOENT: 'plugin directory missing',
+  ENOTDIR: 'plugin directory is not a directory',
+};
+
+/**
+ * Plugin files under COMMUNITY_PLUGIN_DIR. A file is written and fsynced under its final
+ * name before its row commits and removed if the commit fails, so a crash can leave a file
+ * without a row (the reconciler removes it), never a row without its file.
+ */
 @Injectable()
 export class PluginStorage {
   private readonly logger = new Logger('PluginStorage');
-  private readonly directory: string;
+  readonly directory: string;
+  /** Files written by this process whose row has not committed or failed yet: the reconciler leaves them be. */
+  private readonly inFlight = new Set<string>();
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.directory = resolve(config.communityPluginDir);
   }
 
-  async stage(clientFileName: string, content: Buffer): Promise<StagedFile> {
-    await this.ensureDirectory();
+  /**
+   * Writes the file durably under a new random name, then runs `commit` with that name (the
+   * row's transaction). When `commit` fails the file is removed, unless `keepFile(error)`
+   * says the row may have committed all the same (a connection lost with the answer).
+   */
+  async storeThen<T>(
+    clientFileName: string,
+    content: Buffer,
+    commit: (fileName: string) => Promise<T>,
+    keepFile: (error: unknown) => boolean,
+  ): Promise<T> {
     const fileName = storedFileName(clientFileName);
-    const tempPath = join(this.directory, `.upload-${randomBytes(12).toString('hex')}.tmp`);
-    await writeFile(tempPath, content, { mode: FILE_MODE, flag: 'wx' });
-    // The umask may have taken bits away from the mode given at creation.
-    await chmod(tempPath, FILE_MODE);
-    return { fileName, tempPath };
+    this.inFlight.add(fileName);
+    try {
+      await this.writeDurably(fileName, content);
+      try {
+        return await commit(fileName);
+      } catch (error) {
+        if (!keepFile(error)) await this.remove(fileName);
+        throw error;
+      }
+    } finally {
+      this.inFlight.delete(fileName);
+    }
   }
 
-  async commit(staged: StagedFile): Promise<void> {
-    await rename(staged.tempPath, this.pathOf(staged.fileName));
+  /** True while this process is between writing the file and settling its row. */
+  isInFlight(fileName: string): boolean {
+    return this.inFlight.has(fileName);
   }
 
-  async discard(staged: StagedFile): Promise<void> {
-    await unlink(staged.tempPath).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') this.logger.error(`Could not remove ${staged.tempPath}: ${error.message}`);
-    });
+  private async writeDurably(fileName: string, content: Buffer): Promise<void> {
+    const path = join(this.directory, fileName);
+    let created = false;
+    try {
+      await this.ensureDirectory();
+      const handle = await open(path, 'wx', FILE_MODE);
+      created = true;
+      try {
+        await handle.writeFile(content);
+        // The umask may have taken bits away from the mode given at creation.
+        await handle.chmod(FILE_MODE);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await this.syncDirectory();
+    } catch (error) {
+      if (created) await unlink(path).catch(() => undefined);
+      throw this.storageFailure(error);
+    }
+  }
+
+  /** The directory entry of a new file is durable only once the directory itself is synced. */
+  private async syncDirectory(): Promise<void> {
+    const handle = await open(this.directory, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** A full disk or an unusable directory becomes a PluginStorageError; the log names the directory. */
+  private storageFailure(error: unknown): unknown {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    const reason = FULL_CODES.has(code) ? 'no space left' : UNAVAILABLE_REASONS[code];
+    if (reason === undefined) return error;
+    this.logger.error(`Could not store a plugin file in ${this.directory}: ${code} (${reason})`);
+    return new PluginStorageError(FULL_CODES.has(code) ? 'full' : 'unavailable', reason, code);
+  }
+
+  /** The plugin directory's entries; none when it does not exist. */
+  async entries(): Promise<Array<{ name: string; isFile: boolean }>> {
+    try {
+      const entries = await readdir(this.directory, { withFileTypes: true });
+      return entries.map((entry) => ({ name: entry.name, isFile: entry.isFile() }));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+  }
+
+  /** Milliseconds since the entry was last written, or null when it is gone. */
+  async ageMs(fileName: string, now: number): Promise<number | null> {
+    try {
+      return now - (await lstat(this.pathOf(fileName))).mtimeMs;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+  }
+
+  /** True when the row's file is there as a regular file. */
+  async exists(filePath: string): Promise<boolean> {
+    let path: string;
+    try {
+      path = this.pathOf(filePath);
+    } catch {
+      return false;
+    }
+    try {
+      return (await lstat(path)).isFile();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw error;
+    }
   }
 
   /** Removes a stored plugin file; one that is already gone is logged, not an error. */
@@ -121,9 +236,18 @@ export class PluginStorage {
   }
 
   private async ensureDirectory(): Promise<void> {
-    const created = await mkdir(this.directory, { recursive: true, mode: DIRECTORY_MODE });
+    let created: string | undefined;
+    try {
+      created = await mkdir(this.directory, { recursive: true, mode: DIRECTORY_MODE });
+    } catch (error) {
+      // mkdir says EEXIST when the path is a file.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
     if (created !== undefined) await chmod(this.directory, DIRECTORY_MODE);
-    else if (!(await stat(this.directory)).isDirectory())
-      throw new Error(`${this.directory} is not a directory`);
+    else if (!(await stat(this.directory)).isDirectory()) throw notADirectory(this.directory);
   }
+}
+
+function notADirectory(path: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`${path} is not a directory`), { code: 'ENOTDIR' });
 }

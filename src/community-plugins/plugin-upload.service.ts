@@ -11,7 +11,7 @@ import { Transactions } from '../database/transactions';
 import { UsersRepository } from '../users/users.repository';
 import { PLUGIN_FILE_PART } from './plugin-constants';
 import { validateMetadata } from './plugin-metadata';
-import { PluginStorage, sha256Hex } from './plugin-storage';
+import { PluginStorage, PluginStorageError, sha256Hex } from './plugin-storage';
 import { INVALID_METADATA, refusedWithFindings } from './plugin-upload.interceptor';
 import { PluginsRepository } from './plugins.repository';
 import type { UserPlugin } from './user-plugin.entity';
@@ -25,8 +25,8 @@ export interface UploadedPluginFile {
 
 /**
  * The upload checks after the ones the parser made (extension, size), in the spec's order:
- * metadata, unique name, the static validator. Then the file is staged, the row inserted,
- * and only a committed row gets its file renamed into place.
+ * metadata, unique name, the static validator. Then the file is written and synced under its
+ * final name, and the row inserted; a row that does not commit takes its file with it.
  */
 @Injectable()
 export class PluginUploadService {
@@ -65,7 +65,6 @@ export class PluginUploadService {
         verdict.violations,
       );
 
-    const staged = await this.storage.stage(file.originalname, file.buffer);
     const now = this.clock.now();
     const plugin = this.plugins.create({
       name: metadata.name,
@@ -82,38 +81,35 @@ export class PluginUploadService {
       version: metadata.version,
       tags: metadata.tags,
       sha256: sha256Hex(file.buffer),
-      filePath: staged.fileName,
+      filePath: '',
+      fileMissingAt: null,
       createdAt: now,
       updatedAt: now,
     });
     try {
-      await this.transactions.run(async (manager) => {
-        // Uploads of one user count and insert one after another, so the cap holds for
-        // uploads sent at once, in every process.
-        await this.users.lockUser(manager, uploader.id);
-        await this.checkPendingCap(uploader.id, manager);
-        await this.plugins.insert(manager, plugin);
-      });
-    } catch (error) {
-      if (isDatabaseUnavailable(error)) {
+      await this.storage.storeThen(
+        file.originalname,
+        file.buffer,
+        (fileName) => {
+          plugin.filePath = fileName;
+          return this.transactions.run(async (manager) => {
+            // Uploads of one user count and insert one after another, so the cap holds for
+            // uploads sent at once, in every process.
+            await this.users.lockUser(manager, uploader.id);
+            await this.checkPendingCap(uploader.id, manager);
+            await this.plugins.insert(manager, plugin);
+          });
+        },
         // The connection died with the insert, which may have committed with only its answer
-        // lost (seen by scripts/fault-test.ts). Put the file in place as for a committed row:
-        // a file without a row is harmless, a row without its file is a plugin nobody can review.
-        await this.storage.commit(staged).catch(() => this.storage.discard(staged));
-        throw error;
-      }
-      await this.storage.discard(staged);
-      if (error instanceof ApiError) throw error;
+        // lost (seen by scripts/fault-test.ts): the file stays, and the reconciler removes it
+        // later if no row names it.
+        isDatabaseUnavailable,
+      );
+    } catch (error) {
+      if (error instanceof PluginStorageError) throw storageFailed(error);
+      if (error instanceof ApiError || isDatabaseUnavailable(error)) throw error;
       // Two uploads of one name raced past the check above; the unique index decided.
       if (isDuplicateKeyError(error) && (await this.plugins.nameTaken(metadata.name))) throw nameExists();
-      throw error;
-    }
-    try {
-      await this.storage.commit(staged);
-    } catch (error) {
-      // Without its file the row would be a plugin nobody can review: take it back.
-      await this.plugins.delete(plugin.id);
-      await this.storage.discard(staged);
       throw error;
     }
     this.logger.log(`Plugin ${plugin.id} (${plugin.name}) uploaded by user ${uploader.id}`);
@@ -140,3 +136,13 @@ const validatorBusy = () =>
   new ApiError(HttpStatus.SERVICE_UNAVAILABLE, VALIDATOR_BUSY, undefined, {
     'Retry-After': VALIDATOR_RETRY_AFTER_SECONDS,
   });
+
+export const DISK_FULL = 'Not enough storage space to save the plugin';
+export const STORAGE_UNAVAILABLE = 'Plugin storage is unavailable';
+
+/** 507 for a full disk; 503 naming the cause (never the path) for a directory that cannot be written. */
+function storageFailed(error: PluginStorageError): ApiError {
+  return error.kind === 'full'
+    ? new ApiError(HttpStatus.INSUFFICIENT_STORAGE, DISK_FULL)
+    : new ApiError(HttpStatus.SERVICE_UNAVAILABLE, `${STORAGE_UNAVAILABLE}: ${error.reason}`);
+}

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Brackets, EntityManager, In, Repository, SelectQueryBuilder } from 'typeorm';
+import { Brackets, EntityManager, In, IsNull, Not, Repository, SelectQueryBuilder } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
+import { retryOnDeadlock } from '../database/deadlock';
 import { containsPattern, LIKE_ESCAPE } from '../database/like';
 import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
 import { storedTag, UserPlugin } from './user-plugin.entity';
@@ -23,6 +24,7 @@ const LISTED_COLUMNS = [
   'version',
   'tags',
   'sha256',
+  'fileMissingAt',
   'createdAt',
   'updatedAt',
 ] as const satisfies ReadonlyArray<keyof UserPlugin>;
@@ -152,16 +154,42 @@ export class PluginsRepository {
   }
 
   async delete(id: number): Promise<boolean> {
-    const deleted = await this.plugins.delete({ id });
+    const deleted = await retryOnDeadlock(() => this.plugins.delete({ id }));
     return Boolean(deleted.affected);
+  }
+
+  /** What the reconciler compares with the plugin directory: every row's file. */
+  files(): Promise<Array<Pick<UserPlugin, 'id' | 'name' | 'filePath' | 'fileMissingAt'>>> {
+    return this.plugins.find({ select: { id: true, name: true, filePath: true, fileMissingAt: true } });
+  }
+
+  hasRowForFile(filePath: string): Promise<boolean> {
+    return this.plugins.existsBy({ filePath });
+  }
+
+  /** Marks (a Date) or clears (null) a missing file; false when the row is gone or already so. */
+  async setFileMissing(id: number, at: Date | null): Promise<boolean> {
+    const updated = await retryOnDeadlock(() =>
+      this.plugins.update(
+        { id, fileMissingAt: at === null ? Not(IsNull()) : IsNull() },
+        { fileMissingAt: at },
+      ),
+    );
+    return Boolean(updated.affected);
   }
 
   /**
    * One conditional UPDATE, so two admins acting at once cannot both move the plugin out of
    * the same status: false for the one that found it moved already.
    */
-  async updateIfStatusIn(id: number, from: PluginStatus[], values: Partial<UserPlugin>): Promise<boolean> {
-    const updated = await this.plugins.update({ id, status: In(from) }, values);
+  async updateIfStatusIn(
+    id: number,
+    from: PluginStatus[],
+    values: Partial<UserPlugin>,
+    options: { withFileOnly?: boolean } = {},
+  ): Promise<boolean> {
+    const where = { id, status: In(from), ...(options.withFileOnly ? { fileMissingAt: IsNull() } : {}) };
+    const updated = await retryOnDeadlock(() => this.plugins.update(where, values));
     return Boolean(updated.affected);
   }
 }

@@ -80,6 +80,13 @@ export class UserPlugin {
   @Column({ name: 'file_path', type: 'varchar', length: 255 })
   filePath!: string;
 
+  /**
+   * Set by the reconciler (or the source endpoint) when the file is not on disk, cleared when
+   * it is back: admins see such a plugin as broken, and it cannot be approved.
+   */
+  @Column({ name: 'file_missing_at', type: 'datetime', precision: 3, nullable: true })
+  fileMissingAt!: Date | null;
+
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 

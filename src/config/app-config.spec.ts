@@ -25,6 +25,9 @@ describe('loadConfig', () => {
       pluginUploadMaxSize: 262144,
       pluginUploadsPerHour: 30,
       pluginMaxPendingPerUser: 10,
+      pluginDirMinFreeBytes: 64 * 1024 * 1024,
+      pluginReconcileIntervalSeconds: 600,
+      pluginFileGraceSeconds: 300,
       rateLimit: true,
       redisUrl: null,
       databaseQueryTimeoutMs: 5000,
@@ -96,6 +99,21 @@ describe('loadConfig', () => {
       'PLUGIN_MAX_PENDING_PER_USER',
       '0',
       'Invalid environment: PLUGIN_MAX_PENDING_PER_USER must be an integer from 1 to 1000000',
+    ],
+    [
+      'PLUGIN_DIR_MIN_FREE_BYTES',
+      '1e9',
+      'Invalid environment: PLUGIN_DIR_MIN_FREE_BYTES must be an integer from 0 to 9007199254740991',
+    ],
+    [
+      'PLUGIN_RECONCILE_INTERVAL_SECONDS',
+      '-1',
+      'Invalid environment: PLUGIN_RECONCILE_INTERVAL_SECONDS must be an integer from 0 to 86400',
+    ],
+    [
+      'PLUGIN_FILE_GRACE_SECONDS',
+      '86401',
+      'Invalid environment: PLUGIN_FILE_GRACE_SECONDS must be an integer from 0 to 86400',
     ],
     [
       'REDIS_URL',

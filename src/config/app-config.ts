@@ -50,6 +50,15 @@ export interface AppConfig {
   pluginUploadsPerHour: number;
   /** Plugins one user may have waiting for review. */
   pluginMaxPendingPerUser: number;
+  /** Below this many free bytes in the plugin directory, readiness reports it down. */
+  pluginDirMinFreeBytes: number;
+  /** How often plugin files and rows are reconciled after the one at start-up; 0: only at start-up. */
+  pluginReconcileIntervalSeconds: number;
+  /**
+   * A plugin file without a row (or a leftover temporary file) is removed once older than
+   * this, so another replica's upload between its write and its commit is never touched.
+   */
+  pluginFileGraceSeconds: number;
   rateLimit: boolean;
   /** Shared limit counters for every replica; null keeps them in the process. */
   redisUrl: string | null;
@@ -264,6 +273,15 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR): AppConfig {
     pluginUploadMaxSize: integer(env, 'PLUGIN_UPLOAD_MAX_SIZE', 262_144, 1, 16 * 1024 * 1024),
     pluginUploadsPerHour: integer(env, 'PLUGIN_UPLOADS_PER_HOUR', 30, 1, 1_000_000),
     pluginMaxPendingPerUser: integer(env, 'PLUGIN_MAX_PENDING_PER_USER', 10, 1, 1_000_000),
+    pluginDirMinFreeBytes: integer(
+      env,
+      'PLUGIN_DIR_MIN_FREE_BYTES',
+      64 * 1024 * 1024,
+      0,
+      Number.MAX_SAFE_INTEGER,
+    ),
+    pluginReconcileIntervalSeconds: integer(env, 'PLUGIN_RECONCILE_INTERVAL_SECONDS', 600, 0, 86_400),
+    pluginFileGraceSeconds: integer(env, 'PLUGIN_FILE_GRACE_SECONDS', 300, 0, 86_400),
     rateLimit: oneOf(env, 'RATE_LIMIT', 'on', ['on', 'off']) === 'on',
     redisUrl: redisUrl(env),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),

@@ -4,7 +4,7 @@ import { HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } fr
 import type { HealthCheckResult } from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { constants } from 'node:fs';
-import { access, mkdir } from 'node:fs/promises';
+import { access, mkdir, statfs } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { Public } from '../common/decorators';
@@ -35,7 +35,7 @@ export class HealthController {
     return success({ status: 'ok' });
   }
 
-  /** Readiness: database reachable, migrations applied, plugin directory writable. */
+  /** Readiness: database reachable, migrations applied, plugin directory writable with PLUGIN_DIR_MIN_FREE_BYTES free. */
   @ApiOperation({ summary: 'Readiness: database, migrations, plugin directory' })
   @ApiDataResponse(200, inline({ type: 'object', description: 'Up or down per check' }))
   @ApiFailResponses(503)
@@ -56,8 +56,14 @@ export class HealthController {
           this.indicators
             .check('plugin_directory')
             .attempt(async () => {
-              await mkdir(this.config.communityPluginDir, { recursive: true, mode: 0o750 });
-              await access(this.config.communityPluginDir, constants.W_OK);
+              const directory = this.config.communityPluginDir;
+              await mkdir(directory, { recursive: true, mode: 0o750 });
+              await access(directory, constants.W_OK);
+              // Uploads would answer 507 soon: take the replica out before they do.
+              const space = await statfs(directory);
+              if (space.bavail * space.bsize < this.config.pluginDirMinFreeBytes) {
+                throw new Error('plugin directory low on space');
+              }
             })
             .withTimeout(CHECK_TIMEOUT_MS),
       ]);

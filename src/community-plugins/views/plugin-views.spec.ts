@@ -20,6 +20,7 @@ function plugin(overrides: Partial<UserPlugin> = {}): UserPlugin {
     tags: ['xss', 'headers'],
     sha256: 'ab'.repeat(32),
     filePath: 'title_finder_0123456789abcdef.py',
+    fileMissingAt: null,
     createdAt: new Date('2025-01-01T00:00:00.000Z'),
     updatedAt: new Date('2025-01-02T03:04:05.678Z'),
     ...overrides,
@@ -51,7 +52,7 @@ describe('plugin views', () => {
     expect(toOwnerView(plugin())).toEqual({ ...publicView, rejection_reason: 'Too noisy', user_id: 3 });
   });
 
-  it('admin: owner plus reviewer, review time and execution_timeout', () => {
+  it('admin: owner plus reviewer, review time, execution_timeout and file_missing', () => {
     expect(toAdminView(plugin())).toEqual({
       ...publicView,
       rejection_reason: 'Too noisy',
@@ -59,7 +60,9 @@ describe('plugin views', () => {
       reviewed_by_user_id: 1,
       reviewed_at: '2025-01-02T03:04:05.678Z',
       execution_timeout: 60,
+      file_missing: false,
     });
+    expect(toAdminView(plugin({ fileMissingAt: new Date() })).file_missing).toBe(true);
   });
 
   it('falls back to created_at for rows without updated_at, and gives null for an unreviewed plugin', () => {

@@ -91,6 +91,13 @@ export class AdminPluginView extends OwnerPluginView {
 
   @ApiProperty({ type: 'integer', description: 'Seconds the plugin may run' })
   execution_timeout!: number;
+
+  @ApiProperty({
+    description:
+      'True when the file is missing from the plugin directory: the plugin is broken, cannot be approved, ' +
+      'and its source answers 410; deleting it frees its name',
+  })
+  file_missing!: boolean;
 }
 
 /**
@@ -126,5 +133,6 @@ export function toAdminView(plugin: UserPlugin): AdminPluginView {
     reviewed_by_user_id: plugin.reviewedByUserId,
     reviewed_at: plugin.reviewedAt?.toISOString() ?? null,
     execution_timeout: plugin.executionTimeout,
+    file_missing: plugin.fileMissingAt != null,
   };
 }
