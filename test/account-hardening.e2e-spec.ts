@@ -15,7 +15,7 @@ import {
   TestUser,
 } from './helpers/accounts';
 import { databaseUrlOf } from './helpers/marketplace';
-import { accountFail, fail, okMessage as ok } from './helpers/envelopes';
+import { accountFail, okMessage as ok } from './helpers/envelopes';
 import { SmtpSink } from './helpers/smtp-sink';
 import { bootApp, createTestApp, TestApp } from './helpers/test-app';
 

@@ -9,7 +9,7 @@ import {
   signUp,
   STRONG_PASSWORD,
 } from './helpers/accounts';
-import { accountFail, fail, okMessage as ok } from './helpers/envelopes';
+import { accountFail, okMessage as ok } from './helpers/envelopes';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 

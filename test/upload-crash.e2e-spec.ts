@@ -164,7 +164,9 @@ interface StorageState {
 /** The rows, read with a connection of the test's own, and the directory as it is. */
 async function storageState(databaseUrl: string, directory: string): Promise<StorageState> {
   const config = loadConfig({ DATABASE_URL: databaseUrl, JWT_SECRET: 'x'.repeat(32) });
-  const dataSource = await new DataSource(dataSourceOptions(config.database)).initialize();
+  const dataSource = await new DataSource(
+    dataSourceOptions(config.database, config.databaseQueryTimeoutMs),
+  ).initialize();
   try {
     // Every column, so the same check runs on a schema from before file_missing_at.
     const rows = (await dataSource.query('SELECT * FROM user_plugins')) as Array<{
