@@ -338,6 +338,7 @@ describe('the original web client against the API', () => {
     const ADMIN_MEMBERS = [
       ...OWNER_MEMBERS,
       'execution_timeout',
+      'file_missing',
       'reviewed_at',
       'reviewed_by_user_id',
     ].sort();
