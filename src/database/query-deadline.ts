@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { DataSource } from 'typeorm';
 import type { QueryRunner } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
@@ -20,11 +19,21 @@ export class QueryDeadlineError extends Error {
   }
 }
 
-const exempt = new AsyncLocalStorage<true>();
+/**
+ * Migrations in progress. A count, not an async context: they run at start-up before anything
+ * else queries, and an AsyncLocalStorage would turn on Node's promise hooks for the whole
+ * process, a cost on every request that follows.
+ */
+let exemptions = 0;
 
-/** Migrations may take as long as they take: queries run inside `work` have no deadline. */
-export function withoutQueryDeadline<T>(work: () => Promise<T>): Promise<T> {
-  return exempt.run(true, work);
+/** Migrations may take as long as they take: queries run while `work` runs have no deadline. */
+export async function withoutQueryDeadline<T>(work: () => Promise<T>): Promise<T> {
+  exemptions += 1;
+  try {
+    return await work();
+  } finally {
+    exemptions -= 1;
+  }
 }
 
 /** mysql2's pooled connection, as much of it as is needed here. */
@@ -60,7 +69,7 @@ export function installQueryDeadline(dataSource: DataSource, ms: number): void {
       // Once its connection is dropped, the runner fails at once: a transaction's ROLLBACK
       // would otherwise wait out a second deadline for a connection still on its way.
       if (dropped) throw new QueryDeadlineError(ms, args[0]);
-      if (exempt.getStore()) return query(...args);
+      if (exemptions > 0) return query(...args);
       return withDeadline(ms, args[0], query(...args), () => {
         dropped = true;
         dropConnection(runner);
