@@ -1,12 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freePort, waitUntilReady } from './helpers/api-process';
-import { TEST_JWT_SECRET } from './helpers/test-app';
-
-const ROOT = join(__dirname, '..');
+import { spawnApiProcess, waitUntilReady, type ObservedApiProcess } from './helpers/api-process';
 
 interface LogLine {
   level: number;
@@ -22,22 +15,18 @@ interface LogLine {
  * its stdout parsed line by line. The database does not matter here: SQLite in a temp dir.
  */
 describe('logging (a real process at info level)', () => {
-  let child: ChildProcess;
+  let api: ObservedApiProcess;
   let port: number;
-  let output = '';
   const lines = (): LogLine[] =>
-    output
+    api
+      .stdout()
       .split('\n')
       .filter((line) => line.trim() !== '')
       .map((line) => JSON.parse(line) as LogLine);
   /** The request log line of a request id, once the server has written it (after answering). */
   const logOf = async (requestId: string): Promise<LogLine> => {
-    for (let attempt = 0; attempt < 100; attempt++) {
-      const line = lines().find((entry) => entry.req?.id === requestId);
-      if (line) return line;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`no log line for request ${requestId}:\n${output}`);
+    await api.waitForOutput(() => lines().some((entry) => entry.req?.id === requestId));
+    return lines().find((entry) => entry.req?.id === requestId)!;
   };
   /** One request on its own connection (none kept alive to hold up the shutdown); its status. */
   const call = (
@@ -60,29 +49,13 @@ describe('logging (a real process at info level)', () => {
     });
 
   beforeAll(async () => {
-    port = await freePort();
-    child = spawn(
-      process.execPath,
-      ['-r', join(ROOT, 'test/helpers/ts-register.js'), join(ROOT, 'src/main.ts')],
-      {
-        cwd: mkdtempSync(join(tmpdir(), 'svc-log-')),
-        env: {
-          PATH: process.env.PATH,
-          PORT: String(port),
-          JWT_SECRET: TEST_JWT_SECRET,
-          BCRYPT_COST: '4',
-          LOG_LEVEL: 'info',
-        },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    await waitUntilReady(port, child);
-  }, 60_000);
+    api = await spawnApiProcess({ LOG_LEVEL: 'info' });
+    port = api.port;
+    await waitUntilReady(port, api.child);
+  });
   afterAll(async () => {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
+    api.child.kill('SIGTERM');
+    await api.exited;
   });
 
   it('starts with one info line naming the address, and route mapping only at debug', async () => {
@@ -97,7 +70,7 @@ describe('logging (a real process at info level)', () => {
     expect(info[0].msg).toMatch(
       new RegExp(`^svc-api listening on http://127\\.0\\.0\\.1:${port} \\(SQLite `),
     );
-    expect(output).not.toContain('Mapped {');
+    expect(api.stdout()).not.toContain('Mapped {');
   });
 
   it('logs one line per request with its id, method, redacted URL, status and time', async () => {
@@ -129,6 +102,6 @@ describe('logging (a real process at info level)', () => {
     expect((await logOf('secret-2')).req?.url).toBe('/api/v1/verify/confirm_email/[Redacted]');
     await logOf('secret-1');
     await logOf('secret-3');
-    expect(output).not.toMatch(/leak-me/);
+    expect(api.stdout() + api.stderr()).not.toMatch(/leak-me/);
   });
 });

@@ -111,10 +111,13 @@ export interface ApiProcess {
   stop: () => Promise<void>;
 }
 
-/** The real entrypoint (src/main.ts through the per-file transpile hook) as its own process. */
-export async function startApiProcess(env: Record<string, string>): Promise<ApiProcess> {
-  const port = await freePort();
-  const child = spawn(
+/** The real entrypoint (src/main.ts through the per-file transpile hook), in a fresh directory. */
+function spawnEntrypoint(
+  port: number,
+  env: Record<string, string>,
+  stdio: 'ignore' | ['ignore', 'pipe', 'pipe'],
+): ChildProcess {
+  return spawn(
     process.execPath,
     ['-r', join(ROOT, 'test/helpers/ts-register.js'), join(ROOT, 'src/main.ts')],
     {
@@ -127,9 +130,15 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
         LOG_LEVEL: 'silent',
         ...env,
       },
-      stdio: 'ignore',
+      stdio,
     },
   );
+}
+
+/** The real entrypoint as its own process, once it answers. */
+export async function startApiProcess(env: Record<string, string>): Promise<ApiProcess> {
+  const port = await freePort();
+  const child = spawnEntrypoint(port, env, 'ignore');
   try {
     await waitUntilReady(port, child);
   } catch (error) {
@@ -165,22 +174,7 @@ export interface ObservedApiProcess {
  */
 export async function spawnApiProcess(env: Record<string, string>): Promise<ObservedApiProcess> {
   const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    ['-r', join(ROOT, 'test/helpers/ts-register.js'), join(ROOT, 'src/main.ts')],
-    {
-      cwd: mkdtempSync(join(tmpdir(), 'svc-process-')),
-      env: {
-        PATH: process.env.PATH,
-        PORT: String(port),
-        JWT_SECRET: TEST_JWT_SECRET,
-        BCRYPT_COST: '4',
-        LOG_LEVEL: 'silent',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawnEntrypoint(port, env, ['ignore', 'pipe', 'pipe']);
   let stdout = '';
   let stderr = '';
   const watchers = new Set<() => void>();
