@@ -1,7 +1,16 @@
 import { activationKey, mailedOtp, newUser, STRONG_PASSWORD, TestUser } from './helpers/accounts';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
-import { HOSTILE_SOURCE, signUpAs, SignedInUser, upload, validFields } from './helpers/marketplace';
+import {
+  ADMIN_VIEW_KEYS as ADMIN_MEMBERS,
+  HOSTILE_SOURCE,
+  OWNER_VIEW_KEYS as OWNER_MEMBERS,
+  PUBLIC_VIEW_KEYS as PUBLIC_MEMBERS,
+  signUpAs,
+  SignedInUser,
+  upload,
+  validFields,
+} from './helpers/marketplace';
 
 /**
  * The requests of the original framework's web client (owtf/webapp: its api.ts and sagas),
@@ -319,29 +328,6 @@ describe('the original web client against the API', () => {
     let other: SignedInUser;
     let chief: SignedInUser;
 
-    const PUBLIC_MEMBERS = [
-      'approval_status',
-      'author',
-      'created_at',
-      'description',
-      'group',
-      'id',
-      'name',
-      'sha256',
-      'status',
-      'tags',
-      'type',
-      'updated_at',
-      'version',
-    ];
-    const OWNER_MEMBERS = [...PUBLIC_MEMBERS, 'rejection_reason', 'user_id'].sort();
-    const ADMIN_MEMBERS = [
-      ...OWNER_MEMBERS,
-      'execution_timeout',
-      'file_missing',
-      'reviewed_at',
-      'reviewed_by_user_id',
-    ].sort();
     const membersOf = (value: object) => Object.keys(value).sort();
 
     /** A marketplace card: name, version, tags and the review state from approval_status. */

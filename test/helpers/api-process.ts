@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +32,29 @@ export interface PostAnswer {
  * A JSON POST to 127.0.0.1:<port>. `localAddress` picks the client's own loopback address
  * (127.0.0.2, ...), so one test can be several clients as the server sees them.
  */
+/** Reads an answer to its end, its body parsed as JSON. */
+function readJsonAnswer(
+  response: IncomingMessage,
+  resolve: (answer: PostAnswer) => void,
+  reject: (error: unknown) => void,
+): void {
+  const chunks: Buffer[] = [];
+  response.on('data', (chunk: Buffer) => chunks.push(chunk));
+  response.on('error', reject);
+  response.on('end', () => {
+    try {
+      resolve({
+        status: response.statusCode ?? 0,
+        body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+        headers: response.headers,
+        connection: response.headers.connection,
+      });
+    } catch (error) {
+      reject(error);
+    }
+  });
+}
+
 export function post(
   port: number,
   path: string,
@@ -49,18 +72,7 @@ export function post(
         localAddress: options.localAddress,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
       },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({
-            status: response.statusCode ?? 0,
-            body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
-            headers: response.headers,
-            connection: response.headers.connection,
-          }),
-        );
-      },
+      (response) => readJsonAnswer(response, resolve, reject),
     );
     call.on('error', reject);
     call.end(payload);
@@ -70,18 +82,7 @@ export function post(
 /** A GET to 127.0.0.1:<port>, its body parsed as JSON. */
 export function getJson(port: number, path: string): Promise<PostAnswer> {
   return new Promise((resolve, reject) => {
-    httpRequest({ host: '127.0.0.1', port, path }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () =>
-        resolve({
-          status: response.statusCode ?? 0,
-          body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
-          headers: response.headers,
-          connection: response.headers.connection,
-        }),
-      );
-    })
+    httpRequest({ host: '127.0.0.1', port, path }, (response) => readJsonAnswer(response, resolve, reject))
       .on('error', reject)
       .end();
   });

@@ -6,6 +6,31 @@ import type { SmtpSink } from './smtp-sink';
 import type { TestApp } from './test-app';
 
 export const FIXTURES = join(__dirname, '../fixtures/marketplace');
+
+/** The members of each plugin view, sorted: what a public caller, the owner and an admin see. */
+export const PUBLIC_VIEW_KEYS = [
+  'approval_status',
+  'author',
+  'created_at',
+  'description',
+  'group',
+  'id',
+  'name',
+  'sha256',
+  'status',
+  'tags',
+  'type',
+  'updated_at',
+  'version',
+];
+export const OWNER_VIEW_KEYS = [...PUBLIC_VIEW_KEYS, 'rejection_reason', 'user_id'].sort();
+export const ADMIN_VIEW_KEYS = [
+  ...OWNER_VIEW_KEYS,
+  'execution_timeout',
+  'file_missing',
+  'reviewed_at',
+  'reviewed_by_user_id',
+].sort();
 export const BENIGN_SOURCE = readFileSync(join(FIXTURES, 'title_finder.py'));
 export const HOSTILE_SOURCE = readFileSync(join(FIXTURES, 'shell_runner.py'));
 
