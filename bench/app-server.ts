@@ -7,7 +7,35 @@ import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module';
 import { configureApp } from '../src/bootstrap';
 import { createHttpAdapter } from '../src/http/http-adapter';
-import type { AppConfig } from '../src/config/app-config';
+import { loadConfig, type AppConfig } from '../src/config/app-config';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { ADMIN_EMAIL } from './seed';
+
+/**
+ * The settings every bench run gives the app and the baseline: a database of its own (the
+ * given MySQL URL, or SQLite in `workDir`), a random JWT secret, no rate limits, no logs.
+ */
+export function benchConfig(
+  workDir: string,
+  databaseUrl: string | undefined,
+  settings: Record<string, string>,
+): AppConfig {
+  return loadConfig(
+    {
+      DATABASE_URL: databaseUrl ?? `sqlite:${join(workDir, 'svc.sqlite')}`,
+      JWT_SECRET: randomBytes(48).toString('base64url'),
+      RATE_LIMIT: 'off',
+      LOG_LEVEL: 'silent',
+      SVC_ADMIN_EMAILS: ADMIN_EMAIL,
+      COMMUNITY_PLUGIN_DIR: join(workDir, 'community-plugins'),
+      HOST: '127.0.0.1',
+      PORT: '0',
+      ...settings,
+    },
+    workDir,
+  );
+}
 
 export interface AppServer {
   origin: string;

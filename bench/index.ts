@@ -13,21 +13,19 @@
  * validator benchmark out; --only upload or --only login runs that part alone (the upload run;
  * or the login run and GET sessions beside 20 logins/s, app and baseline) and prints its rows.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../src/config/app-config';
 import { emptyDatabase } from '../test/helpers/database';
 import type { AppConfig } from '../src/config/app-config';
-import { startApp } from './app-server';
+import { benchConfig, startApp } from './app-server';
 import { startBaseline } from './baseline-server';
 import { BcryptLimit, measureBcryptLimit } from './bcrypt-limit';
 import { formatTiming, measureConfirmTiming } from './confirm-timing';
 import { addUsage, NO_USAGE, runLoad, summarize } from './load';
 import type { LoadResult, LoadSpec, RawLoad } from './load-spec';
 import { BenchReport, ScenarioRow, scenarioTable, summaryLines } from './report';
-import { ADMIN_EMAIL, BENCH_PASSWORD, login, seed } from './seed';
+import { BENCH_PASSWORD, login, seed } from './seed';
 import { formatBenchTable, generatePlugin, runValidatorBench } from './validator.bench';
 
 const SESSIONS_PER_USER = 10;
@@ -64,22 +62,11 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.BENCH_DATABASE_URL?.trim() || undefined;
   const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   try {
-    const config = loadConfig(
-      {
-        DATABASE_URL: databaseUrl ?? `sqlite:${join(workDir, 'svc.sqlite')}`,
-        JWT_SECRET: randomBytes(48).toString('base64url'),
-        BCRYPT_COST: String(bcryptCost),
-        RATE_LIMIT: 'off',
-        // One user uploads hundreds of plugins here; the cap is not what is measured.
-        PLUGIN_MAX_PENDING_PER_USER: '1000000',
-        LOG_LEVEL: 'silent',
-        SVC_ADMIN_EMAILS: ADMIN_EMAIL,
-        COMMUNITY_PLUGIN_DIR: join(workDir, 'community-plugins'),
-        HOST: '127.0.0.1',
-        PORT: '0',
-      },
-      workDir,
-    );
+    const config = benchConfig(workDir, databaseUrl, {
+      BCRYPT_COST: String(bcryptCost),
+      // One user uploads hundreds of plugins here; the cap is not what is measured.
+      PLUGIN_MAX_PENDING_PER_USER: '1000000',
+    });
     if (databaseUrl) await emptyDatabase(databaseUrl);
     const database =
       config.database.type === 'sqlite'

@@ -10,17 +10,15 @@
  * default SQLite in a temporary directory), BENCH_DURATION (seconds per server, default 6).
  * Arguments: the paths to profile (default /api/v1/sessions/ and /api/v1/community-plugins/).
  */
-import { randomBytes } from 'node:crypto';
 import { Session } from 'node:inspector/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../src/config/app-config';
 import { emptyDatabase } from '../test/helpers/database';
-import { startApp } from './app-server';
+import { benchConfig, startApp } from './app-server';
 import { startBaseline } from './baseline-server';
 import { runLoad } from './load';
-import { ADMIN_EMAIL, seed } from './seed';
+import { seed } from './seed';
 
 interface ProfileNode {
   id: number;
@@ -86,20 +84,7 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.BENCH_DATABASE_URL?.trim() || undefined;
   const paths = process.argv.slice(2).filter((arg) => arg.startsWith('/'));
   const workDir = mkdtempSync(join(tmpdir(), 'svc-profile-'));
-  const config = loadConfig(
-    {
-      DATABASE_URL: databaseUrl ?? `sqlite:${join(workDir, 'svc.sqlite')}`,
-      JWT_SECRET: randomBytes(48).toString('base64url'),
-      BCRYPT_COST: '4',
-      RATE_LIMIT: 'off',
-      LOG_LEVEL: 'silent',
-      SVC_ADMIN_EMAILS: ADMIN_EMAIL,
-      COMMUNITY_PLUGIN_DIR: join(workDir, 'community-plugins'),
-      HOST: '127.0.0.1',
-      PORT: '0',
-    },
-    workDir,
-  );
+  const config = benchConfig(workDir, databaseUrl, { BCRYPT_COST: '4' });
   if (databaseUrl) await emptyDatabase(databaseUrl);
   const app = await startApp(config);
   const baseline = await startBaseline(config);
