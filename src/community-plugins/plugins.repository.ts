@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, IsNull, Not, Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
-import { retryOnDeadlock } from '../database/deadlock';
 import { containsPattern, LIKE_ESCAPE } from '../database/like';
 import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
 import { storedTag, UserPlugin } from './user-plugin.entity';
@@ -170,7 +169,7 @@ export class PluginsRepository {
   }
 
   async delete(id: number): Promise<boolean> {
-    const deleted = await retryOnDeadlock(() => this.plugins.delete({ id }));
+    const deleted = await this.plugins.delete({ id });
     return Boolean(deleted.affected);
   }
 
@@ -185,11 +184,9 @@ export class PluginsRepository {
 
   /** Marks (a Date) or clears (null) a missing file; false when the row is gone or already so. */
   async setFileMissing(id: number, at: Date | null): Promise<boolean> {
-    const updated = await retryOnDeadlock(() =>
-      this.plugins.update(
-        { id, fileMissingAt: at === null ? Not(IsNull()) : IsNull() },
-        { fileMissingAt: at },
-      ),
+    const updated = await this.plugins.update(
+      { id, fileMissingAt: at === null ? Not(IsNull()) : IsNull() },
+      { fileMissingAt: at },
     );
     return Boolean(updated.affected);
   }
@@ -205,7 +202,7 @@ export class PluginsRepository {
     options: { withFileOnly?: boolean } = {},
   ): Promise<boolean> {
     const where = { id, status: In(from), ...(options.withFileOnly ? { fileMissingAt: IsNull() } : {}) };
-    const updated = await retryOnDeadlock(() => this.plugins.update(where, values));
+    const updated = await this.plugins.update(where, values);
     return Boolean(updated.affected);
   }
 }

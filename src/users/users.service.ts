@@ -78,10 +78,12 @@ export class UsersService {
     const promoted = await this.users.findNonAdminsByEmailKeys([...this.adminKeys]);
     let cleared = 0;
     for (const user of promoted) {
-      await this.transactions.run(async (manager) => {
+      // Counted once committed: a transaction that lost a write conflict runs again.
+      const dropped = await this.transactions.run(async (manager) => {
         await this.users.promoteIfNotAdmin(manager, user.id);
-        if (await this.dropUnprovenAdminPassword(manager, { ...user, isAdmin: true })) cleared += 1;
+        return this.dropUnprovenAdminPassword(manager, { ...user, isAdmin: true });
       });
+      if (dropped) cleared += 1;
     }
     if (promoted.length) this.logger.log(`Promoted ${promoted.length} user(s) from SVC_ADMIN_EMAILS`);
     if (cleared) {
