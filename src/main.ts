@@ -9,6 +9,7 @@ import { ConfigError } from './config/app-config';
 import type { AppConfig } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
 import { enableGracefulShutdown } from './graceful-shutdown';
+import { Readiness } from './health/readiness';
 import { waitForDatabase } from './database/wait-for-database';
 import pino from 'pino';
 
@@ -43,7 +44,11 @@ async function main(): Promise<void> {
   );
   const logger = app.get(AppLogger);
   app.useLogger(logger);
-  enableGracefulShutdown(app, logger, config.shutdownGraceMs);
+  const readiness = app.get(Readiness);
+  enableGracefulShutdown(app, logger, config.shutdownGraceMs, {
+    ms: config.shutdownDrainMs,
+    onDrain: () => readiness.stop(),
+  });
   await configureApp(app);
   await app.listen(config.port, config.host);
   const database =

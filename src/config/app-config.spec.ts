@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       databaseQueryTimeoutMs: 5000,
       databaseStartupWaitMs: 60000,
       shutdownGraceMs: 10000,
+      shutdownDrainMs: 0,
     });
   });
 

@@ -30,6 +30,11 @@ export interface AppConfig {
   databaseStartupWaitMs: number;
   /** How long requests in flight at SIGTERM get to finish. */
   shutdownGraceMs: number;
+  /**
+   * How long a replica keeps serving after SIGTERM with its readiness down, so a balancer
+   * that health-checks /health/ready takes it out of the pool before it stops accepting.
+   */
+  shutdownDrainMs: number;
   jwt: { secret: string; algorithm: JwtAlgorithm; expiresInSeconds: number };
   /** Without SMTP the text of every mail goes to the log and stdout. */
   smtp: SmtpConfig | null;
@@ -251,6 +256,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR): AppConfig {
     databaseQueryTimeoutMs: integer(env, 'DATABASE_QUERY_TIMEOUT_SECONDS', 5, 1, 300) * 1000,
     databaseStartupWaitMs: integer(env, 'DATABASE_STARTUP_WAIT_SECONDS', 60, 0, 3600) * 1000,
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600) * 1000,
+    shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_SECONDS', 0, 0, 3600) * 1000,
     jwt: {
       secret: jwtSecret(env, production, dataDir),
       algorithm: oneOf(env, 'JWT_ALGORITHM', 'HS256', ['HS256', 'HS384', 'HS512'] as const),

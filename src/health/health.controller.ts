@@ -12,6 +12,7 @@ import { success } from '../common/envelopes';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ApiDataResponse, ApiFailResponses, inline } from '../openapi/api-docs';
+import { Readiness } from './readiness';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -25,6 +26,7 @@ export class HealthController {
     private readonly database: TypeOrmHealthIndicator,
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly readiness: Readiness,
   ) {}
 
   /** Liveness: the process answers. */
@@ -43,6 +45,12 @@ export class HealthController {
   async ready() {
     try {
       const result: HealthCheckResult = await this.health.check([
+        // Stopping (SIGTERM): the balancer takes the replica out while it still answers.
+        () =>
+          this.indicators.check('shutdown').attempt(() => {
+            if (this.readiness.isStopping) throw new Error('stopping');
+            return Promise.resolve();
+          }),
         () =>
           this.database.pingCheck('database', { connection: this.dataSource }).withTimeout(CHECK_TIMEOUT_MS),
         () =>
