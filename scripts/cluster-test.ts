@@ -14,6 +14,7 @@
  *     Galera node killed, every request is answered 2xx or 503 within the query deadline
  *     plus a margin, every acknowledged write is in the database with its file, and every
  *     mail was sent once.
+ * HAProxy is installed from Debian's packages when missing.
  * It prints the figures: requests, statuses, the longest request during each fault, and the
  * throughput through the balancer with one replica and with two (noisy on a shared machine).
  *
@@ -68,6 +69,7 @@ const messageOf = (result: HttpResult): unknown => (result.body as Body)?.messag
 
 runScript(async () => {
   const started = performance.now();
+  Balancer.ensureInstalled();
   const baseDir = mkdtempSync(join(tmpdir(), 'svc-cluster-'));
   registerCleanup(
     `directory ${baseDir}`,
@@ -466,7 +468,7 @@ runScript(async () => {
   for (const phase of phases) {
     const during = outcomes.filter((o) => o.endedAt >= phase.from && o.startedAt <= phase.to);
     process.stdout.write(
-      `  ${phase.name}: ${during.length} requests, ${histogram(during.map((o) => o.status))}, longest ${ms(
+      `  ${phase.name} (${ms(phase.from / 1000)} s to ${ms(phase.to / 1000)} s): ${during.length} requests, ${histogram(during.map((o) => o.status))}, longest ${ms(
         Math.max(0, ...during.map((o) => o.ms)),
       )} ms, p99 ${ms(
         percentile(

@@ -45,6 +45,14 @@ export class Balancer {
     this.statsSocket = join(baseDir, 'haproxy.sock');
   }
 
+  /** Debian's package, installed the way .ci/run does when it is missing. */
+  static ensureInstalled(): void {
+    if (['/usr/sbin/haproxy', '/usr/bin/haproxy'].some(existsSync)) return;
+    process.stdout.write('haproxy is missing: apt-get update && apt-get install -y haproxy\n');
+    execFileSync('apt-get', ['update'], { stdio: 'inherit' });
+    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'haproxy'], { stdio: 'inherit' });
+  }
+
   static binary(): string {
     const found = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find(existsSync);
     if (!found) throw new Error('haproxy is needed: apt-get update && apt-get install -y haproxy');
@@ -71,7 +79,6 @@ export class Balancer {
     const lines = [
       'global',
       '  maxconn 512',
-      '  log stderr format raw local0 notice',
       `  stats socket ${this.statsSocket} mode 600 level admin`,
       'defaults',
       '  timeout connect 2s',
@@ -83,11 +90,11 @@ export class Balancer {
       `  errorfile 503 ${errorFile}`,
       'frontend api',
       '  mode http',
-      // Only requests that failed (a 5xx, an abort) are logged, with HAProxy's termination state.
-      '  log global',
-      '  option httplog',
-      '  option dontlog-normal',
       `  bind 127.0.0.1:${this.port}`,
+      // One request per client connection. A replica that dies mid-request on a kept-alive
+      // client connection (not its first request) is answered by HAProxy with a silent close,
+      // meant for browsers to retry; on a connection's first request it answers the 503 above.
+      '  option httpclose',
       '  default_backend replicas',
       'backend replicas',
       '  mode http',

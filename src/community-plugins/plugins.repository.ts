@@ -165,7 +165,10 @@ export class PluginsRepository {
 
   /** Inserts and fills in the id; a name taken meanwhile fails with a duplicate-key error. */
   async insert(manager: EntityManager, plugin: UserPlugin): Promise<void> {
-    await manager.insert(UserPlugin, plugin);
+    // A copy is inserted: a transaction that lost a write conflict runs again, and must not
+    // insert the id its rolled-back run was given.
+    const result = await manager.insert(UserPlugin, { ...plugin });
+    plugin.id = Number((result.identifiers[0] as { id: number | string }).id);
   }
 
   async delete(id: number): Promise<boolean> {
