@@ -15,7 +15,7 @@ import { PluginStorage, PluginStorageError, sha256Hex } from './plugin-storage';
 import { INVALID_METADATA, refusedWithFindings } from './plugin-upload.interceptor';
 import { PluginsRepository } from './plugins.repository';
 import type { UserPlugin } from './user-plugin.entity';
-import { ValidatorBusyError, ValidatorPool } from './validator';
+import { ValidatorBusyError, ValidatorPool } from '../plugin-validator';
 
 /** The parsed upload as the multipart interceptor leaves it on the request. */
 export interface UploadedPluginFile {
