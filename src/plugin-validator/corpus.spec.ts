@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { MAX_SOURCE_LINES } from './rules';
-import { validate } from './validator';
+import { closeSharedValidator, validate } from './validator';
 
-const FIXTURES = path.join(__dirname, '../../../test/fixtures/plugins');
+const FIXTURES = path.join(__dirname, '../../test/fixtures/plugins');
 const HOSTILE_DIR = path.join(FIXTURES, 'hostile');
 const BENIGN_DIR = path.join(FIXTURES, 'benign');
 
@@ -64,6 +64,8 @@ const generatedBenign: Array<[name: string, bytes: Buffer]> = [
   ['with a UTF-8 BOM', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), minimalPlugin])],
   ['with CRLF line endings', utf8(minimalPlugin.toString().replace(/\n/g, '\r\n'))],
 ];
+
+afterAll(() => closeSharedValidator());
 
 describe('plugin corpus', () => {
   it('has at least 190 hostile and 64 benign plugins', () => {

@@ -1,16 +1,26 @@
-import { decodeSource, firstInvalidUtf8Offset } from './encoding';
 import { MAX_SOURCE_BYTES, MAX_SOURCE_LINES } from './rules';
+import { closeSharedValidator, validate } from './validator';
 
 const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8');
+const PLUGIN = 'DESCRIPTION = "Test plugin"\n\ndef run(PluginInfo):\n    return None\n';
 
-describe('decodeSource', () => {
-  it('returns the text of plain UTF-8 source', () => {
-    expect(decodeSource(utf8('x = "é"\n'))).toEqual({ ok: true, text: 'x = "é"\n' });
-  });
+afterAll(() => closeSharedValidator());
 
-  it('strips a UTF-8 byte-order mark', () => {
-    const withBom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), utf8('x = 1\n')]);
-    expect(decodeSource(withBom)).toEqual({ ok: true, text: 'x = 1\n' });
+/**
+ * CPython decodes the bytes itself, so what it runs is what the rules judged; these refusals keep
+ * the text an admin reads the same as that program (one encoding, no hidden bytes).
+ */
+describe('the encoding refusals', () => {
+  it('accepts plain UTF-8, with a BOM or CRLF line endings', async () => {
+    await expect(validate(utf8(`x = "é"\n${PLUGIN}`))).resolves.toEqual({ ok: true, violations: [] });
+    await expect(validate(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), utf8(PLUGIN)]))).resolves.toEqual({
+      ok: true,
+      violations: [],
+    });
+    await expect(validate(utf8(PLUGIN.replace(/\n/g, '\r\n')))).resolves.toEqual({
+      ok: true,
+      violations: [],
+    });
   });
 
   it.each([
@@ -18,22 +28,17 @@ describe('decodeSource', () => {
     ['UTF-16BE', [0xfe, 0xff, 0x00, 0x78]],
     ['UTF-32LE', [0xff, 0xfe, 0x00, 0x00, 0x78, 0x00, 0x00, 0x00]],
     ['UTF-32BE', [0x00, 0x00, 0xfe, 0xff, 0x00, 0x00, 0x00, 0x78]],
-  ])('rejects a %s byte-order mark', (name, bytes) => {
-    expect(decodeSource(Buffer.from(bytes))).toEqual({
+  ])('rejects a %s byte-order mark', async (name, bytes) => {
+    await expect(validate(Buffer.from(bytes))).resolves.toEqual({
       ok: false,
       violations: [
-        {
-          rule: 'encoding',
-          message: `${name} byte-order mark: plugins must be UTF-8`,
-          line: 1,
-          column: 1,
-        },
+        { rule: 'encoding', message: `${name} byte-order mark: plugins must be UTF-8`, line: 1, column: 1 },
       ],
     });
   });
 
-  it('rejects a NUL byte and says where it is', () => {
-    expect(decodeSource(utf8('x = 1\ny = "a\0b"\n'))).toEqual({
+  it('rejects a NUL byte and says where it is', async () => {
+    await expect(validate(utf8('x = 1\ny = "a\0b"\n'))).resolves.toEqual({
       ok: false,
       violations: [{ rule: 'encoding', message: 'NUL byte in source', line: 2, column: 7 }],
     });
@@ -46,16 +51,19 @@ describe('decodeSource', () => {
     ['a UTF-16 surrogate', [0xed, 0xa0, 0x80]],
     ['a truncated sequence', [0x78, 0xe2, 0x82]],
     ['a code point above U+10FFFF', [0xf4, 0x90, 0x80, 0x80]],
-  ])('rejects %s as invalid UTF-8', (_label, bytes) => {
-    const result = decodeSource(Buffer.concat([utf8('ok = 1\n'), Buffer.from(bytes)]));
+  ])('rejects %s as invalid UTF-8', async (_label, bytes) => {
+    const result = await validate(Buffer.concat([utf8('ok = 1\n'), Buffer.from(bytes)]));
     expect(result).toMatchObject({
       ok: false,
       violations: [{ rule: 'encoding', message: 'Source is not valid UTF-8', line: 2 }],
     });
   });
 
-  it.each(['utf-8', 'utf8', 'UTF-8', 'utf_8', 'UTF8'])('accepts a %s coding declaration', (name) => {
-    expect(decodeSource(utf8(`# -*- coding: ${name} -*-\nx = 1\n`)).ok).toBe(true);
+  it.each(['utf-8', 'utf8', 'UTF-8', 'utf_8', 'UTF8'])('accepts a %s coding declaration', async (name) => {
+    await expect(validate(utf8(`# -*- coding: ${name} -*-\n${PLUGIN}`))).resolves.toEqual({
+      ok: true,
+      violations: [],
+    });
   });
 
   it.each([
@@ -63,8 +71,8 @@ describe('decodeSource', () => {
     ['# coding=latin-1\n', 'latin-1', 1],
     ['#!/usr/bin/env python\n# vim: set fileencoding=cp1252 :\n', 'cp1252', 2],
     ['#!/usr/bin/env python\n# coding: utf-8-sig\n', 'utf-8-sig', 2],
-  ])('rejects the coding declaration in %j', (header, name, line) => {
-    expect(decodeSource(utf8(`${header}x = 1\n`))).toEqual({
+  ])('rejects the coding declaration in %j', async (header, name, line) => {
+    await expect(validate(utf8(`${header}${PLUGIN}`))).resolves.toEqual({
       ok: false,
       violations: [
         {
@@ -77,20 +85,24 @@ describe('decodeSource', () => {
     });
   });
 
-  it('ignores coding comments after line 2, as Python does', () => {
-    expect(decodeSource(utf8('x = 1\ny = 2\n# coding: latin-1\n')).ok).toBe(true);
-  });
-
-  it('turns CR and CRLF into LF so a lone CR cannot hide code in a comment', () => {
-    expect(decodeSource(utf8('# note\rimport os\r\nx = 1\r\n'))).toEqual({
+  it('ignores coding comments after line 2, as Python does', async () => {
+    await expect(validate(utf8(`x = 1\ny = 2\n# coding: latin-1\n${PLUGIN}`))).resolves.toEqual({
       ok: true,
-      text: '# note\nimport os\nx = 1\n',
+      violations: [],
     });
   });
 
-  it(`accepts ${MAX_SOURCE_LINES} lines and rejects one more`, () => {
-    expect(decodeSource(utf8('x = 1\n'.repeat(MAX_SOURCE_LINES))).ok).toBe(true);
-    expect(decodeSource(utf8('x = 1\n'.repeat(MAX_SOURCE_LINES) + 'y = 2'))).toEqual({
+  it('reads a lone CR as CPython does: code after it in a "comment" is code', async () => {
+    const result = await validate(utf8(`# note\rimport os\n${PLUGIN}`));
+    expect(result.violations).toEqual([
+      { rule: 'forbidden-import', message: "Import of forbidden module 'os'", line: 2, column: 8 },
+    ]);
+  });
+
+  it(`accepts ${MAX_SOURCE_LINES} lines and rejects one more`, async () => {
+    const filler = 'x = 1\n'.repeat(MAX_SOURCE_LINES - 4);
+    await expect(validate(utf8(filler + PLUGIN))).resolves.toEqual({ ok: true, violations: [] });
+    await expect(validate(utf8(`${filler}${PLUGIN}y = 2`))).resolves.toEqual({
       ok: false,
       violations: [
         {
@@ -103,15 +115,8 @@ describe('decodeSource', () => {
     });
   });
 
-  it('rejects sources over the byte limit before decoding them', () => {
-    const result = decodeSource(Buffer.alloc(MAX_SOURCE_BYTES + 1, 0x20));
+  it('rejects sources over the byte limit before decoding them', async () => {
+    const result = await validate(Buffer.alloc(MAX_SOURCE_BYTES + 1, 0x20));
     expect(result).toMatchObject({ ok: false, violations: [{ rule: 'too-large', line: 1 }] });
-  });
-});
-
-describe('firstInvalidUtf8Offset', () => {
-  it('returns the length for valid input and the offset of the first bad sequence otherwise', () => {
-    expect(firstInvalidUtf8Offset(utf8('aé😀'))).toBe(7);
-    expect(firstInvalidUtf8Offset(Buffer.from([0x61, 0xc3, 0xa9, 0xc3, 0x28]))).toBe(3);
   });
 });

@@ -75,6 +75,11 @@ export class PythonWorker {
     this.child.stdin.on('error', () => undefined);
   }
 
+  /** Resolves once the analyser has loaded its tables and said which Python it runs on. */
+  started(): Promise<void> {
+    return this.ready;
+  }
+
   get alive(): boolean {
     return !this.exited;
   }

@@ -1,5 +1,4 @@
-import { Logger } from '@nestjs/common';
-import { validate } from './validator';
+import { closeSharedValidator, validate } from './validator';
 import { ValidatorBusyError, ValidatorPool, type ValidatorPoolOptions } from './validator-pool';
 
 const plugin = (body: string, prelude = ''): Buffer =>
@@ -28,14 +27,14 @@ const FAILED = 'Validator failed internally; plugin rejected';
 describe('ValidatorPool', () => {
   const pools: ValidatorPool[] = [];
   const pool = newPool();
-  beforeAll(() => jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined));
+  const warnings: string[] = [];
   afterAll(async () => {
     await Promise.all(pools.map((each) => each.onApplicationShutdown()));
-    jest.restoreAllMocks();
+    await closeSharedValidator();
   });
 
   function newPool(options?: ValidatorPoolOptions): ValidatorPool {
-    const created = new ValidatorPool(options);
+    const created = new ValidatorPool({ warn: (message) => warnings.push(message), ...options });
     pools.push(created);
     return created;
   }
@@ -70,13 +69,29 @@ describe('ValidatorPool', () => {
     await expect(strict.validate(largePlugin())).resolves.toEqual(internalError(FAILED));
   });
 
-  it('fails the upload closed when its thread crashes, and validates the next one on a new thread', async () => {
+  it('fails the upload closed when its worker crashes, and validates the next one on a new worker', async () => {
     const single = newPool({ size: 1 });
-    // Not a Buffer: the thread's message handler throws, which ends the thread.
+    // Not a Buffer: the request is not base64, the analyser's loop raises and the process ends.
     const crashed = single.validate(42 as unknown as Buffer);
     const next = single.validate(plugin('return None'));
     await expect(crashed).resolves.toEqual(internalError(FAILED));
     await expect(next).resolves.toEqual({ ok: true, violations: [] });
+  });
+
+  it('kills an overrunning worker and validates the next upload on a new one', async () => {
+    const single = newPool({ size: 1, timeoutMs: 2_000 });
+    await expect(single.validate(plugin('return None'))).resolves.toEqual({ ok: true, violations: [] });
+    // Stop the (only, now idle) worker: it will answer nothing, so the timeout ends it.
+    const [worker] = (single as unknown as { idle: Array<{ child: { pid: number } }> }).idle;
+    process.kill(worker.child.pid, 'SIGSTOP');
+    await expect(single.validate(plugin('return None'))).resolves.toEqual(internalError(FAILED));
+    await expect(single.validate(plugin('return None'))).resolves.toEqual({ ok: true, violations: [] });
+    expect(warnings.some((warning) => warning.includes('longer than 2000 ms'))).toBe(true);
+  });
+
+  it('fails closed when the interpreter cannot be started', async () => {
+    const broken = newPool({ size: 1, python: '/nonexistent/python3' });
+    await expect(broken.validate(plugin('return None'))).resolves.toEqual(internalError(FAILED));
   });
 
   it('refuses an upload at once, without a verdict, when too many are waiting', async () => {

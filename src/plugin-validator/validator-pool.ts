@@ -13,6 +13,11 @@ export const VALIDATION_TIMEOUT_MS = 5_000;
  * that ten uploaders sending at once, or one sending ten, are queued and never turned away.
  */
 export const MAX_QUEUED_VALIDATIONS = 32;
+/**
+ * A new worker's start (python3, the tables) is not counted in a plugin's time: the first upload
+ * after a restart on a busy machine would fail otherwise. A start that hangs still ends here.
+ */
+export const WORKER_START_TIMEOUT_MS = 30_000;
 /** Uploads one uploader may have waiting: the rest of the queue stays open to others. */
 export const MAX_QUEUED_VALIDATIONS_PER_UPLOADER = 10;
 
@@ -104,11 +109,14 @@ export class ValidatorPool {
       const worker = this.idle.pop() ?? new PythonWorker(this.python);
       this.busy.add(worker);
       let timer: NodeJS.Timeout | undefined;
-      try {
-        const overrun = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`analyser took longer than ${this.timeoutMs} ms`)), this.timeoutMs);
+      const deadline = (ms: number, what: string) =>
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
         });
-        const answer = await Promise.race([worker.request(body), overrun]);
+      try {
+        await Promise.race([worker.started(), deadline(WORKER_START_TIMEOUT_MS, 'analyser start')]);
+        clearTimeout(timer);
+        const answer = await Promise.race([worker.request(body), deadline(this.timeoutMs, 'analyser')]);
         this.idle.push(worker);
         return answer;
       } catch (error) {

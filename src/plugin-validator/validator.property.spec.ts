@@ -1,12 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { getPythonParser } from './parser';
 import { Rule } from './rules';
 import type { ValidationResult } from './types';
-import { validate } from './validator';
+import { closeSharedValidator, programViews, validate } from './validator';
 
-const FIXTURES = path.join(__dirname, '../../../test/fixtures/plugins');
+const FIXTURES = path.join(__dirname, '../../test/fixtures/plugins');
 
 function readCorpus(kind: 'benign' | 'hostile'): Buffer[] {
   const dir = path.join(FIXTURES, kind);
@@ -82,6 +81,8 @@ function mutate(source: Buffer, mutations: Mutation[]): Buffer {
   return bytes;
 }
 
+afterAll(() => closeSharedValidator());
+
 describe('validate (properties)', () => {
   it('answers well-formed results for arbitrary bytes', async () => {
     await fc.assert(
@@ -115,25 +116,21 @@ describe('validate (properties)', () => {
   });
 
   it('finds an eval call inserted before any statement of a benign plugin, by the rule that forbids it', async () => {
-    const parser = await getPythonParser();
     // Without a BOM: the validator drops it, so columns are counted without it.
     const texts = benign.map((source) => source.toString('utf8').replace(/^\uFEFF/, ''));
-    const insertionPoints = texts.map((text) => {
-      const tree = parser.parse(text)!;
-      try {
-        // Every statement in a module or a block: an eval inserted on its line, at its
-        // indentation, keeps the file valid Python, so only the eval can be what is found.
-        const rows = [tree.rootNode, ...tree.rootNode.descendantsOfType('block')]
-          .flatMap((container) => container!.namedChildren)
-          .filter((statement) => statement && !['comment', 'case_clause'].includes(statement.type))
-          .map((statement) => ({
-            row: statement!.startPosition.row,
-            column: statement!.startPosition.column,
-          }));
-        return rows;
-      } finally {
-        tree.delete();
-      }
+    const views = (await programViews(benign)) as Array<{ statements: Array<[string, number, number]> }>;
+    const insertionPoints = texts.map((text, index) => {
+      const lines = text.split('\n');
+      // Every statement CPython sees: an eval inserted on its line, at its indentation, keeps
+      // the file valid Python (not before an elif, nor between a decorator and its def), so
+      // only the eval can be what is found.
+      return views[index].statements
+        .filter(([, line]) => {
+          const own = lines[line - 1].trim();
+          const before = (lines[line - 2] ?? '').trim();
+          return !/^(elif|else)\b/.test(own) && !before.startsWith('@') && !before.endsWith(')');
+        })
+        .map(([, line, column]) => ({ row: line - 1, column }));
     });
     await fc.assert(
       fc.asyncProperty(fc.nat({ max: benign.length - 1 }), fc.nat(), async (fileIndex, pointSeed) => {

@@ -9,8 +9,23 @@ let shared: ValidatorPool | undefined;
  * failure, including its own, becomes a violation. The server uses its own ValidatorPool.
  */
 export function validate(source: Buffer): Promise<ValidationResult> {
-  shared ??= new ValidatorPool({ size: 1, maxQueued: Number.MAX_SAFE_INTEGER, maxQueuedPerUploader: Number.MAX_SAFE_INTEGER });
-  return shared.validate(source);
+  return sharedPool().validate(source);
+}
+
+/** The analyser's view of each program (statements, scopes, bindings): see python/view.py. */
+export function programViews(sources: Buffer[]): Promise<unknown[]> {
+  return sharedPool().views(sources);
+}
+
+function sharedPool(): ValidatorPool {
+  shared ??= new ValidatorPool({
+    size: 1,
+    maxQueued: Number.MAX_SAFE_INTEGER,
+    maxQueuedPerUploader: Number.MAX_SAFE_INTEGER,
+    // The differential test sends a few hundred programs in one request.
+    timeoutMs: 60_000,
+  });
+  return shared;
 }
 
 /** Stops the shared pool's worker (tests and scripts call it so the process can exit). */

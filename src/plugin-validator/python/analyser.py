@@ -99,8 +99,15 @@ def is_private(name):
     return len(name) > 1 and name.startswith('_') and not is_dunder(name)
 
 
+FORBIDDEN_MODULE_SET = frozenset(FORBIDDEN_MODULES)
+
+
 def is_forbidden_module(dotted):
-    return any(dotted == m or dotted.startswith(m + '.') for m in FORBIDDEN_MODULES)
+    """`os` forbids `os` and `os.path`, not `osmosis`."""
+    if dotted in FORBIDDEN_MODULE_SET:
+        return True
+    parts = dotted.split('.')
+    return any('.'.join(parts[:end]) in FORBIDDEN_MODULE_SET for end in range(1, len(parts)))
 
 
 # --- bytes ------------------------------------------------------------------------------------
@@ -134,11 +141,12 @@ def check_bytes(raw, findings):
                 break  # a declaration on line 2 counts only after a blank or comment line
             continue
         declared = match.group(1).decode('ascii', 'replace').lower().replace('_', '-')
-        if declared not in ('utf-8', 'utf8') and not declared.startswith('utf-8-'):
-            findings.add('encoding', "Coding declaration '%s': plugins must be UTF-8"
+        if declared not in ('utf-8', 'utf8'):
+            findings.add('encoding', "Coding declaration '%s' is not allowed: plugins must be UTF-8"
                          % match.group(1).decode('ascii', 'replace'), line=index + 1, column=0)
         break
-    lines = len(re.findall(r'\r\n|\r|\n', text)) + 1
+    breaks = len(re.findall(r'\r\n|\r|\n', text))
+    lines = breaks + (0 if text == '' or text.endswith(('\n', '\r')) else 1)
     if lines > MAX_SOURCE_LINES:
         findings.add('too-large', 'Plugin has %d lines; the limit is %d' % (lines, MAX_SOURCE_LINES),
                      line=MAX_SOURCE_LINES + 1, column=0)
@@ -179,6 +187,9 @@ def parse(raw, text, findings):
 
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
                ast.SetComp, ast.DictComp, ast.GeneratorExp)
+SCOPE_TYPES = frozenset(SCOPE_NODES)
+BINDING_TYPES = frozenset([ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                           ast.ClassDef, ast.Name, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping])
 COMPREHENSION_NAMES = {ast.ListComp: 'listcomp', ast.SetComp: 'setcomp', ast.DictComp: 'dictcomp',
                        ast.GeneratorExp: 'genexpr'}
 
@@ -247,24 +258,38 @@ class Analyser:
         self.plugin_classes = {}  # id(ClassDef) -> ClassDef
         self.node_scope = {}
         self.order = []
+        self.globals_index = None
+        self.leading = None
+        self.global_cache = {}
+        self.import_cache = {}
+        self.meanings_cache = {}
 
     # The first pass: parents, scopes and binding sites.
     def collect(self):
         stack = [(self.tree, None, self.module_scope, 0)]
+        parents, node_scope, order = self.parents, self.node_scope, self.order
+        iter_child_nodes = ast.iter_child_nodes
         while stack:
             node, parent, scope, depth = stack.pop()
-            if depth > MAX_NESTING_DEPTH:
-                raise DepthError()
-            self.parents[id(node)] = parent
-            self.node_scope[id(node)] = scope
-            self.order.append(node)
+            if depth > MAX_NESTING_DEPTH + 1 and not isinstance(node, ast.expr_context):
+                # The module and the first statement are not nesting: a body's first list is level 1.
+                raise DepthError(node)
+            parents[id(node)] = parent
+            node_scope[id(node)] = scope
+            order.append(node)
+            kind = type(node)
             inner = scope
-            if isinstance(node, SCOPE_NODES) and node is not self.tree:
+            if kind in SCOPE_TYPES and node is not self.tree:
                 inner = self.enter(node, scope)
-            self.collect_bindings(node, scope, inner)
-            children = list(ast.iter_child_nodes(node))
-            for child in reversed(children):
-                stack.append((child, node, self.child_scope(node, child, scope, inner), depth + 1))
+            if kind in BINDING_TYPES:
+                self.collect_bindings(node, scope, inner)
+            children = list(iter_child_nodes(node))
+            children.reverse()
+            depth += 1
+            if inner is scope and kind is not ast.comprehension:
+                stack.extend((child, node, scope, depth) for child in children)
+            else:
+                stack.extend((child, node, self.child_scope(node, child, scope, inner), depth) for child in children)
 
     def child_scope(self, node, child, outer, inner):
         """Decorators, defaults, annotations, bases and a comprehension's first iterable are
@@ -354,6 +379,16 @@ class Analyser:
 
     def is_leading(self, node):
         """An import in the file's first block of imports, before any other code runs."""
+        if self.leading is None:
+            self.leading = set()
+            for statement in self.tree.body:
+                if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                    self.leading.add(id(statement))
+                elif not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)):
+                    break
+        return id(node) in self.leading
+
+    def is_leading_slow(self, node):
         for statement in self.tree.body:
             if statement is node:
                 return True
@@ -366,6 +401,13 @@ class Analyser:
 
     # Resolution of a name read in a scope, by Python's rules (symtable decides the scope).
     def meanings(self, name, scope, depth=0):
+        key = (name, id(scope))
+        cached = self.meanings_cache.get(key)
+        if cached is None:
+            cached = self.meanings_cache[key] = self.resolve(name, scope, depth)
+        return cached
+
+    def resolve(self, name, scope, depth):
         symbol = scope.symbol(name)
         if scope.kind == 'function':
             if symbol is not None and (symbol.is_local() or symbol.is_parameter()):
@@ -395,8 +437,14 @@ class Analyser:
         return self.global_meanings(name, depth)
 
     def global_meanings(self, name, depth):
+        cached = self.global_cache.get(name)
+        if cached is None:
+            cached = self.global_cache[name] = self.resolve_global(name, depth)
+        return cached
+
+    def resolve_global(self, name, depth):
         bindings = self.global_bindings(name)
-        result = [self.meaning_of(b, s, depth) for s, b in bindings if b.kind != 'del']
+        result = unique_meanings(self.meaning_of(b, s, depth) for s, b in bindings if b.kind != 'del')
         only_leading_import = (len(bindings) == 1 and bindings[0][1].kind == 'import'
                                and bindings[0][1].leading)
         if not only_leading_import:
@@ -406,16 +454,19 @@ class Analyser:
 
     def global_bindings(self, name):
         """Module-level bindings, and those made through `global name` in any function or class."""
-        found = [(self.module_scope, b) for b in self.module_scope.bindings.get(name, [])]
-        for scope in self.all_scopes[1:]:
-            symbol = scope.symbol(name)
-            if symbol is not None and symbol.is_declared_global():
-                found += [(scope, b) for b in scope.bindings.get(name, [])]
-        return found
+        if self.globals_index is None:
+            index = {}
+            for scope in self.all_scopes:
+                for bound, bindings in scope.bindings.items():
+                    symbol = scope.symbol(bound)
+                    if scope is self.module_scope or (symbol is not None and symbol.is_declared_global()):
+                        index.setdefault(bound, []).extend((scope, b) for b in bindings)
+            self.globals_index = index
+        return self.globals_index.get(name, [])
 
     def bound_meanings(self, name, scope, builtin_fallback, depth):
-        return [self.meaning_of(b, scope, depth) for b in scope.bindings.get(name, []) if b.kind != 'del'] or [
-            Meaning('value')]
+        return unique_meanings(self.meaning_of(b, scope, depth) for b in scope.bindings.get(name, [])
+                               if b.kind != 'del') or [Meaning('value')]
 
     def meaning_of(self, binding, scope, depth):
         if binding.kind == 'import':
@@ -456,6 +507,11 @@ class Analyser:
         self.check_contract()
 
     def report(self, rule, message, node):
+        if isinstance(node, ast.Attribute) and getattr(node, 'end_lineno', None):
+            # At the attribute's name (always the node's end), not at the start of its object.
+            column = max(node.end_col_offset - len(node.attr.encode('utf-8')), 0)
+            self.findings.add(rule, message, line=node.end_lineno, column=column)
+            return
         self.findings.add(rule, message, node)
 
     def parent(self, node):
@@ -530,7 +586,7 @@ class Analyser:
 
     def check_Import(self, node, scope):
         for alias in node.names:
-            self.check_module(alias.name, node)
+            self.check_module(alias.name, alias)
 
     def check_ImportFrom(self, node, scope):
         if node.level:
@@ -584,7 +640,8 @@ class Analyser:
         elif name in table.get('members', ()):
             return
         elif is_forbidden_module(full):
-            self.report('forbidden-import', "Use of forbidden module '%s'" % full, node)
+            self.report('forbidden-import', "%s forbidden module '%s'" % ('Import of' if imported else 'Use of', full),
+                        node)
         elif full in MODULE_TABLES:
             return
         elif not (is_dunder(name) or is_private(name)) or imported:
@@ -658,8 +715,11 @@ class Analyser:
     def check_not_rebinding_import(self, name, scope, node, qualname=None):
         """One name, one meaning: what an import binds is not rebound (nor shadowed in an inner
         scope) except by an import of the same thing."""
-        bindings = [b for _, b in self.global_bindings(name)] + scope.bindings.get(name, [])
-        imports = {b.qualname for b in bindings if b.kind == 'import'}
+        key = (name, id(scope))
+        imports = self.import_cache.get(key)
+        if imports is None:
+            bindings = [b for _, b in self.global_bindings(name)] + scope.bindings.get(name, [])
+            imports = self.import_cache[key] = {b.qualname for b in bindings if b.kind == 'import'}
         if imports and not (qualname is not None and imports == {qualname}):
             self.report('module-tampering', "Rebinding '%s', a name bound by an import, is not allowed" % name, node)
 
@@ -766,6 +826,11 @@ class Analyser:
         if isinstance(node.value, ast.Call) and self.is_builtin_call(node.value, 'type', scope):
             if attr not in READABLE_DUNDER_ATTRIBUTES:
                 self.report('class-machinery', 'type(x) may only be read for its name', node)
+        called = isinstance(parent, ast.Call) and parent.func is node
+        for qual in quals:
+            if '%s.%s' % (qual, attr) in ('yaml.load', 'yaml.load_all') and not called:
+                self.report('unsafe-yaml-load', 'yaml.%s may only be called directly, with Loader=yaml.SafeLoader'
+                            % attr, node)
         if attr == 'open' and not any(q + '.open' in OPEN_LIKE for q in quals):
             self.check_method_open(node, parent)
         if load and isinstance(node.value, ast.Name) and not is_dunder(attr):
@@ -913,7 +978,8 @@ class Analyser:
         if mode is ABSENT:
             return
         if mode is UNKNOWN or not is_str_constant(mode, READ_MODES):
-            self.report('open-write', "%s() must use a literal read mode ('r', 'rb' or 'rt')" % qual, node)
+            self.report('open-write', "%s() must use a literal read mode ('r', 'rb' or 'rt')"
+                        % qual.replace('builtins.', ''), node)
 
     def check_method_open(self, node, parent):
         """`.open()` of an object of unknown type: any mode-shaped argument must be a read mode."""
@@ -1107,12 +1173,28 @@ class Analyser:
             for s in self.tree.body)
         has_run = any(
             isinstance(s, ast.FunctionDef) and s.name == 'run' and len(s.args.posonlyargs + s.args.args) == 1
-            and not (s.args.vararg or s.args.kwarg or s.args.kwonlyargs) for s in self.tree.body)
+            and not (s.args.vararg or s.args.kwarg or s.args.kwonlyargs or s.args.defaults) for s in self.tree.body)
         if not has_description:
             self.findings.add('missing-description', 'Plugin must define a top-level DESCRIPTION string')
         if not has_run:
             self.findings.add('missing-run',
                               'Plugin must define a top-level function run(PluginInfo) with one positional parameter')
+
+
+def unique_meanings(meanings):
+    """Several plain values bound in one scope mean the same to the rules: one meaning (with no
+    single binding) stands for all, so a name assigned 10,000 times does not cost 10,000 per read."""
+    result = []
+    value_at = {}
+    for meaning in meanings:
+        if meaning.kind == 'value':
+            index = value_at.get(id(meaning.scope))
+            if index is not None:
+                result[index] = Meaning('value', None, None, meaning.scope)
+                continue
+            value_at[id(meaning.scope)] = len(result)
+        result.append(meaning)
+    return result
 
 
 class DepthError(Exception):
@@ -1215,8 +1297,12 @@ def analyse(raw):
                 analyser = Analyser(tree, table, findings)
                 analyser.collect()
                 analyser.check()
-    except (DepthError, RecursionError):
-        findings.items = [(1, 0, 'too-deep', 'Plugin is nested too deeply')]
+    except DepthError as error:
+        node = error.args[0]
+        findings.items = [(getattr(node, 'lineno', 1), getattr(node, 'col_offset', 0), 'too-deep',
+                           'Nesting deeper than %d levels is not allowed' % MAX_NESTING_DEPTH)]
+    except RecursionError:
+        findings.items = [(1, 0, 'too-deep', 'Nesting deeper than %d levels is not allowed' % MAX_NESTING_DEPTH)]
     except Exception:  # fail closed: no detail for the uploader
         findings.items = [(1, 0, 'internal-error', 'Validator failed internally; plugin rejected')]
     return to_violations(findings, raw)
@@ -1253,6 +1339,16 @@ def code_point_column(lines, line, byte_column):
     return byte_column
 
 
+def load_view():
+    """view.py, from beside this file (-I keeps the script's directory off sys.path)."""
+    import importlib.util
+    sys.modules.setdefault('analyser', sys.modules[__name__])
+    spec = importlib.util.spec_from_file_location('view', HERE + '/view.py')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def serve():
     sys.setrecursionlimit(10_000)
     out = sys.stdout
@@ -1262,7 +1358,7 @@ def serve():
     for line in sys.stdin:
         request = json.loads(line)
         if 'view' in request:
-            from view import program_view
+            program_view = load_view().program_view
             answer = {'id': request['id'], 'views': [program_view(base64.b64decode(s)) for s in request['view']]}
         else:
             answer = {'id': request['id'], 'violations': analyse(base64.b64decode(request['source']))}
