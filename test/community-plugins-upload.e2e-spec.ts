@@ -451,7 +451,7 @@ describe('community plugins: upload', () => {
               { rule: 'forbidden-import', message: "Import of forbidden module 'os'", line: 1, column: 8 },
             ],
           },
-        } as ReturnType<typeof fail>,
+        } as unknown as ReturnType<typeof fail>,
       );
       const missing = await upload(t, alice.token, {
         fields: validFields('No description'),
