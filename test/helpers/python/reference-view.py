@@ -16,9 +16,8 @@ import tokenize
 
 def view(raw):
     encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    # utf-8-sig when the file starts with a BOM: one BOM is dropped, as CPython's tokenizer does.
     text = raw.decode(encoding)
-    if text.startswith('\ufeff'):
-        text = text[1:]
     tree = ast.parse(text)
     table = symtable.symtable(text, '<plugin>', 'exec')
     return {'statements': statements(tree), 'scopes': scopes(table, tree)}
