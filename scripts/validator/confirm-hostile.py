@@ -50,8 +50,14 @@ except BaseException:
 STUB_OWTF = {
     'owtf/__init__.py': '',
     'owtf/plugin/__init__.py': '',
+    # CommandDump runs each (name, command) of its resource list in a shell, as the framework's
+    # own helper does (RunCommand -> shell_exec_monitor); the rest only returns text.
     'owtf/plugin/helper.py': (
+        'import subprocess\n'
         'class _Helper:\n'
+        '    def CommandDump(self, intro, output_intro, resources, plugin_info, previous):\n'
+        '        return [subprocess.run(command, shell=True, capture_output=True, text=True).stdout\n'
+        '                for _name, command in resources]\n'
         '    def __getattr__(self, name):\n'
         '        return lambda *args, **kwargs: "<%s>" % name\n'
         'plugin_helper = _Helper()\n'
