@@ -79,7 +79,8 @@ def prepare(tmp: Path, plugin: Path) -> dict:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
     home = tmp / 'home'
-    home.mkdir()
+    # The user site-packages exists, as on any machine where `pip install --user` was used.
+    (home / '.local/lib' / f'python{sys.version_info[0]}.{sys.version_info[1]}' / 'site-packages').mkdir(parents=True)
     return {
         'PATH': '/usr/local/bin:/usr/bin:/bin',
         'HOME': str(home),
