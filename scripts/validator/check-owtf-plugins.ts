@@ -14,7 +14,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /** Where `validate` lives; the one line to change when the validator moves. */
-const VALIDATOR_MODULE = path.resolve(__dirname, '../../src/community-plugins/validator');
+const VALIDATOR_MODULE = path.resolve(__dirname, '../../src/plugin-validator');
 
 interface Finding {
   rule: string;

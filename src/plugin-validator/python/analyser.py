@@ -556,6 +556,13 @@ class Analyser:
             return scope.method_of
         return None
 
+    def enclosing_method(self, scope):
+        while scope is not None and scope.kind == 'function':
+            if scope.method_of is not None:
+                return scope.method_of
+            scope = scope.parent
+        return None
+
     def is_zero_arg_super(self, value, scope):
         return (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == 'super'
                 and not value.args and not value.keywords and scope.method_of is not None
@@ -675,6 +682,9 @@ class Analyser:
             return
         if builtin and name == 'open' and not is_callee:
             self.report('open-write', 'open may only be called directly, with a literal read mode', node)
+        for meaning in meanings:
+            if meaning.kind == 'import':
+                self.check_callable_used_directly(meaning.qualname, node, is_callee)
         if builtin and name == 'super' and not is_callee:
             self.report('private-access', 'super may only be called, as super() in a method', node)
         is_object = isinstance(parent, ast.Attribute) and parent.value is node
@@ -818,23 +828,51 @@ class Analyser:
         quals = self.qualnames(node.value, scope)
         if not load and quals:
             self.report('module-tampering', "Assigning to attributes of '%s' is not allowed" % quals[0], node)
+        elif not load:
+            root = self.chain_root(node.value, scope)
+            if root:
+                rule = 'dynamic-name' if root.split('.')[0] in ('dataclasses', 'typing', 'enum') else 'module-tampering'
+                self.report(rule, "Assigning to attributes of objects '%s' hands out is not allowed" % root, node)
         self.check_attribute_name(attr, node, node.value, scope, load, parent)
         for qual in quals:
             self.check_member(qual, attr, node)
         if attr in ('format', 'format_map'):
             self.check_format(node, scope, parent)
-        if isinstance(node.value, ast.Call) and self.is_builtin_call(node.value, 'type', scope):
-            if attr not in READABLE_DUNDER_ATTRIBUTES:
-                self.report('class-machinery', 'type(x) may only be read for its name', node)
         called = isinstance(parent, ast.Call) and parent.func is node
         for qual in quals:
             if '%s.%s' % (qual, attr) in ('yaml.load', 'yaml.load_all') and not called:
                 self.report('unsafe-yaml-load', 'yaml.%s may only be called directly, with Loader=yaml.SafeLoader'
                             % attr, node)
+        for qual in quals:
+            self.check_callable_used_directly('%s.%s' % (qual, attr), node, called)
+        if attr == 'register' and isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.report('dynamic-name', '@register without a class reads the type from annotations, which '
+                        'typing evaluates as code: write @f.register(cls)', node)
         if attr == 'open' and not any(q + '.open' in OPEN_LIKE for q in quals):
             self.check_method_open(node, parent)
         if load and isinstance(node.value, ast.Name) and not is_dunder(attr):
             self.check_method_through_class(node, scope)
+
+    def chain_root(self, expression, scope, depth=0):
+        """The import an object comes from, through calls, attributes and subscripts
+        (`logging.getLogger().manager`, or a local bound once to such a value), or None."""
+        while isinstance(expression, (ast.Attribute, ast.Call, ast.Subscript)):
+            if isinstance(expression, ast.Call) and self.is_builtin_call(expression, 'type', scope) and expression.args:
+                expression = expression.args[0]  # type(x) is x's class: patching it patches x's kind
+                continue
+            expression = expression.func if isinstance(expression, ast.Call) else expression.value
+        if not isinstance(expression, ast.Name) or depth > 4:
+            return None
+        quals = self.qualnames(expression, scope)
+        if quals and not all(q.startswith('builtins.') for q in quals):
+            return quals[0]
+        for meaning in self.meanings(expression.id, scope):
+            binding = meaning.binding
+            if meaning.kind == 'value' and binding is not None and binding.value is not None:
+                root = self.chain_root(binding.value, meaning.scope, depth + 1)
+                if root:
+                    return root
+        return None
 
     def check_attribute_name(self, attr, node, value, scope, load, parent, in_pattern=False):
         """The rules on an attribute name, whatever it is read on."""
@@ -864,12 +902,18 @@ class Analyser:
             self.report('dangerous-attribute', 'attrgetter only as key=attrgetter("name", ...) with literal names '
                         'that pass the attribute rules', node)
             return
-        if attr in NAME_TAKING_CALLS and not (isinstance(parent, ast.Call) and parent.func is node):
+        is_base = isinstance(parent, ast.ClassDef) and node in parent.bases
+        if attr in NAME_TAKING_CALLS and not (isinstance(parent, ast.Call) and parent.func is node) and not is_base:
             if not in_pattern:
                 self.report('dynamic-name', '%s may only be called directly, with literal names' % attr, node)
             return
         if is_private(attr) and attr not in PUBLIC_UNDERSCORE_ATTRIBUTES:
             owner = self.own_class(value, scope) if value is not None else None
+            if owner is None:
+                # `other._key` in a method of a class that binds _key (`__eq__`): the same class's name.
+                method = self.enclosing_method(scope)
+                if method is not None and attr in self.class_names[id(method)]:
+                    return
             if owner is None or attr not in self.class_names[id(owner)]:
                 self.report('private-access', "Access to private attribute '%s' is not allowed" % attr, node)
 
@@ -886,6 +930,12 @@ class Analyser:
                 if not IDENTIFIER.match(part) or attribute_problem(part) or part in FILE_WRITING_METHODS:
                     return False
         return True
+
+    def check_callable_used_directly(self, qual, node, called):
+        """Openers (open, gzip.open, ...) and logging.basicConfig are judged at their call: as
+        values (stored, returned, passed to partial or map) their mode would go unchecked."""
+        if not called and (qual in OPEN_LIKE or qual == 'logging.basicConfig'):
+            self.report('open-write', '%s may only be called directly' % qual.replace('builtins.', ''), node)
 
     def check_method_through_class(self, node, scope):
         """`C.method(other)` calls a method of the plugin's class with anything as self."""
@@ -929,9 +979,20 @@ class Analyser:
             parent = self.parent(node)
             if len(node.args) != 1 or node.keywords:
                 self.report('class-machinery', 'type() with three arguments builds a class from a namespace', node)
-            elif isinstance(parent, ast.Call) and parent.func is node:
-                self.report('class-machinery', 'type(x)(...) builds an object of a class found at run time', node)
+            elif not (isinstance(parent, ast.Compare) or (
+                    isinstance(parent, ast.Attribute) and parent.attr in READABLE_DUNDER_ATTRIBUTES)):
+                # The class of an object is a constructor: of a file object, a file writer.
+                self.report('class-machinery', 'type(x) may only be compared or named (type(x).__name__)', node)
+                self.report('open-write', 'type(x) hands out the class of x; of a file object, a file writer', node)
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if 'functools.wraps' in quals or 'functools.update_wrapper' in quals:
+            self.check_wrapper(node, quals, scope)
+        if name == 'register' and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], (
+                ast.Name, ast.Lambda)) and not self.is_class_name(node.args[0], scope):
+            self.report('dynamic-name', 'register(function) reads the type from annotations, which typing '
+                        'evaluates as code: write register(cls, function)', node)
+        if 'owtf.plugin.helper.plugin_helper.CommandDump' in quals:
+            self.check_command_resources(node, scope)
         if name in NAME_TAKING_CALLS:
             self.check_name_taking_call(node, name, NAME_TAKING_CALLS[name])
         for keyword in node.keywords:
@@ -944,6 +1005,52 @@ class Analyser:
             self.report('dynamic-name', "logging.Formatter style other than '%' or '$' is not allowed", node.args[2])
         if isinstance(func, ast.Call) and self.is_decoder_call(func, scope):
             self.report('decoded-call', 'The result of a decoder must not be called', func)
+
+    def is_class_name(self, node, scope):
+        if not isinstance(node, ast.Name):
+            return False
+        meanings = self.meanings(node.id, scope)
+        return bool(meanings) and all(m.kind in ('class', 'builtin', 'import') for m in meanings)
+
+    def check_wrapper(self, node, quals, scope):
+        """update_wrapper copies the wrapped object's __dict__ into the wrapper: only onto a function
+        the plugin defines (`@functools.wraps(f)` on a def), never onto an object of the framework."""
+        parent = self.parent(node)
+        if 'functools.wraps' in quals:
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and node in parent.decorator_list:
+                return
+            self.report('module-tampering', 'functools.wraps(f) only as a decorator of a def', node)
+            return
+        target = node.args[0] if node.args else None
+        meanings = self.meanings(target.id, scope) if isinstance(target, ast.Name) else []
+        if not meanings or not all(m.kind == 'def' for m in meanings):
+            self.report('module-tampering', 'functools.update_wrapper only onto a function the plugin defines', node)
+
+    def check_command_resources(self, node, scope):
+        """CommandDump runs the commands of its resource list in a shell: only a list the framework's
+        resources give (get_resources(...)), never one the plugin writes."""
+        resources = call_argument(node, 2, 'ResourceList')
+        if not self.is_framework_resources(resources, scope, 0):
+            self.report('dangerous-attribute', 'CommandDump runs its resource list as shell commands: pass '
+                        'get_resources(...), not a list of your own', node)
+
+    def is_framework_resources(self, node, scope, depth):
+        if node in (ABSENT, UNKNOWN) or depth > 3:
+            return False
+        if isinstance(node, ast.Call):
+            quals = self.qualnames(node.func, scope)
+            return bool(quals) and all(q in R['resource_getters'] for q in quals)
+        if isinstance(node, ast.Name):
+            # Held in a local that nothing changes: no method call or item assignment on it.
+            for other in self.order:
+                if (isinstance(other, (ast.Attribute, ast.Subscript)) and isinstance(other.value, ast.Name)
+                        and other.value.id == node.id and self.node_scope[id(other)] is scope):
+                    return False
+            meanings = self.meanings(node.id, scope)
+            return bool(meanings) and all(
+                m.kind == 'value' and m.binding is not None and m.binding.value is not None
+                and self.is_framework_resources(m.binding.value, m.scope, depth + 1) for m in meanings)
+        return False
 
     def is_builtin_call(self, node, name, scope):
         return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
