@@ -13,6 +13,9 @@ RUN npm run build && npm prune --omit=dev
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8009
 WORKDIR /app
+# The plugin validator judges uploads with CPython 3.11's own parser (bookworm's python3); the
+# analyser's .py files and tables are in dist/ (copied by `npm run build`).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 && rm -rf /var/lib/apt/lists/*
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./

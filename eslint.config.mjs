@@ -71,6 +71,26 @@ export default tseslint.config(
     FEATURES,
     'src/common, src/config and src/database import no feature module: features depend on them, never the other way round.',
   ),
+  {
+    // The plugin validator is a library (one entry point, its tables beside it): no feature and
+    // no Nest inside, so the API, svc-admin and the scripts use the same program.
+    files: ['src/plugin-validator/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: importOf(FEATURES),
+              message:
+                'src/plugin-validator imports no feature module: features use it, never the other way round.',
+            },
+            { regex: '^@nestjs/', message: 'src/plugin-validator is a library: no Nest inside.' },
+          ],
+        },
+      ],
+    },
+  },
   foundationsImportNoFeature(
     ['src/users/**/*.ts'],
     FEATURES.filter((feature) => feature !== 'users'),

@@ -441,9 +441,17 @@ describe('community plugins: upload', () => {
             filename: 'shell_runner.py',
           }),
         422,
-        refusedWith('Plugin failed validation', [
-          { rule: 'forbidden-import', message: expect.any(String), line: 1, column: 8 },
-        ]) as ReturnType<typeof fail>,
+        {
+          ...fail('Plugin failed validation', [
+            { rule: 'forbidden-import', message: "Import of forbidden module 'os'", line: 1, column: 8 },
+          ]),
+          data: {
+            errors: ["line 1, column 8: Import of forbidden module 'os' (forbidden-import)"],
+            findings: [
+              { rule: 'forbidden-import', message: "Import of forbidden module 'os'", line: 1, column: 8 },
+            ],
+          },
+        } as unknown as ReturnType<typeof fail>,
       );
       const missing = await upload(t, alice.token, {
         fields: validFields('No description'),

@@ -573,7 +573,7 @@ describe('the original web client against the API', () => {
       }
     });
 
-    it('puts the validator findings under data.errors as well as errors', async () => {
+    it('gives the validator findings under data as text (errors) and as objects (findings)', async () => {
       const response = await uploadWith('Hostile card', {}, HOSTILE_SOURCE);
       expect(response.status).toBe(422);
       expect(response.body).toEqual({
@@ -582,10 +582,18 @@ describe('the original web client against the API', () => {
         errors: expect.arrayContaining([
           { rule: 'forbidden-import', message: expect.any(String), line: 1, column: expect.any(Number) },
         ]),
-        data: { errors: response.body.errors },
+        data: { errors: expect.any(Array), findings: response.body.errors },
       });
-      // The client shows each finding's message.
-      for (const finding of response.body.data.errors) expect(typeof finding.message).toBe('string');
+      // The client's Upload tab renders each entry of data.errors as text, as the original server sent it.
+      const findings = response.body.errors as Array<{
+        rule: string;
+        message: string;
+        line: number;
+        column: number;
+      }>;
+      expect(response.body.data.errors).toEqual(
+        findings.map((f) => `line ${f.line}, column ${f.column}: ${f.message} (${f.rule})`),
+      );
       expectNoLeak(response.body);
     });
   });

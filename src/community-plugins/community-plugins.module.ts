@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CommunityPluginsController } from './community-plugins.controller';
 import { PluginCatalogueService } from './plugin-catalogue.service';
@@ -8,7 +8,7 @@ import { PluginStorage } from './plugin-storage';
 import { PluginUploadService } from './plugin-upload.service';
 import { PluginsRepository } from './plugins.repository';
 import { UserPlugin } from './user-plugin.entity';
-import { ValidatorPool } from './validator';
+import { ValidatorPool } from '../plugin-validator';
 import { UsersModule } from '../users/users.module';
 
 @Module({
@@ -22,8 +22,14 @@ import { UsersModule } from '../users/users.module';
     PluginStorage,
     PluginFileReconciler,
     // A factory: the pool takes options (for tests), not injected dependencies. Nest still
-    // calls its onApplicationShutdown, which closes the threads after the HTTP server.
-    { provide: ValidatorPool, useFactory: () => new ValidatorPool() },
+    // calls its onApplicationShutdown, which closes the workers after the HTTP server.
+    {
+      provide: ValidatorPool,
+      useFactory: () => {
+        const logger = new Logger('ValidatorPool');
+        return new ValidatorPool({ warn: (message) => logger.warn(message) });
+      },
+    },
   ],
   exports: [PluginCatalogueService, PluginStorage],
 })

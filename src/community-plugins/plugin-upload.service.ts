@@ -15,7 +15,7 @@ import { PluginStorage, PluginStorageError, sha256Hex } from './plugin-storage';
 import { INVALID_METADATA, refusedWithFindings } from './plugin-upload.interceptor';
 import { PluginsRepository } from './plugins.repository';
 import type { UserPlugin } from './user-plugin.entity';
-import { ValidatorBusyError, ValidatorPool } from './validator';
+import { ValidatorBusyError, ValidatorPool, type Violation } from '../plugin-validator';
 
 /** The parsed upload as the multipart interceptor leaves it on the request. */
 export interface UploadedPluginFile {
@@ -58,12 +58,7 @@ export class PluginUploadService {
         if (error instanceof ValidatorBusyError) throw validatorBusy();
         throw error;
       });
-    if (!verdict.ok)
-      throw refusedWithFindings(
-        HttpStatus.UNPROCESSABLE_ENTITY,
-        'Plugin failed validation',
-        verdict.violations,
-      );
+    if (!verdict.ok) throw failedValidation(verdict.violations);
 
     const now = this.clock.now();
     const plugin = this.plugins.create({
@@ -124,6 +119,26 @@ export class PluginUploadService {
     }
   }
 }
+
+/**
+ * `errors` at the top stays the structured findings; under `data`, the original web client's
+ * Upload tab renders each entry of `errors` as text, so there they are strings
+ * (`line 3, column 8: <message> (<rule>)`), and the structured ones are `findings`.
+ */
+export const failedValidation = (violations: Violation[]): ApiError =>
+  new ApiError(
+    HttpStatus.UNPROCESSABLE_ENTITY,
+    'Plugin failed validation',
+    violations,
+    {},
+    {
+      errors: violations.map(findingText),
+      findings: violations,
+    },
+  );
+
+export const findingText = (finding: Violation): string =>
+  `line ${finding.line}, column ${finding.column}: ${finding.message} (${finding.rule})`;
 
 const nameExists = () => new ApiError(HttpStatus.CONFLICT, 'Plugin name already exists');
 
