@@ -68,9 +68,9 @@ const generatedBenign: Array<[name: string, bytes: Buffer]> = [
 afterAll(() => closeSharedValidator());
 
 describe('plugin corpus', () => {
-  it('has at least 190 hostile and 64 benign plugins', () => {
-    expect(hostileFiles.length).toBeGreaterThanOrEqual(190);
-    expect(benignFiles.length).toBeGreaterThanOrEqual(64);
+  it('has at least 300 hostile and 113 benign plugins', () => {
+    expect(hostileFiles.length).toBeGreaterThanOrEqual(300);
+    expect(benignFiles.length).toBeGreaterThanOrEqual(113);
   });
 
   it('records an expected rule for exactly the hostile files present', () => {
