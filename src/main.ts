@@ -3,6 +3,10 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
 import { configureApp } from './bootstrap';
+import {
+  ForeignPluginDirectoryError,
+  PluginDirectoryClaim,
+} from './community-plugins/plugin-directory-claim';
 import { createHttpAdapter } from './http/http-adapter';
 import { AppLogger } from './logging/app-logger';
 import { ConfigError } from './config/app-config';
@@ -19,6 +23,17 @@ function loadConfigOrExit(): AppConfig {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
+  }
+}
+
+/** Why uploads and reconciliation are refused, when the plugin directory is another database's. */
+async function pluginDirectoryRefusal(app: NestFastifyApplication): Promise<string | null> {
+  try {
+    await app.get(PluginDirectoryClaim).claim();
+    return null;
+  } catch (error) {
+    // Other faults (a full disk, permissions) are logged where they happen and may heal.
+    return error instanceof ForeignPluginDirectoryError ? error.message : null;
   }
 }
 
@@ -48,10 +63,13 @@ async function main(): Promise<void> {
   await app.listen(config.port, config.host);
   const database =
     config.database.type === 'sqlite' ? `SQLite ${config.database.path}` : `MySQL ${config.database.host}`;
-  logger.log(
-    `svc-api listening on http://${config.host}:${config.port} (${database}), ready in ${Math.round(performance.now() - started)} ms`,
-    'Main',
-  );
+  const listening = `svc-api listening on http://${config.host}:${config.port} (${database})`;
+  const refusal = await pluginDirectoryRefusal(app);
+  if (refusal === null) {
+    logger.log(`${listening}, ready in ${Math.round(performance.now() - started)} ms`, 'Main');
+  } else {
+    logger.error(`${listening}, NOT READY: ${refusal}`, 'Main');
+  }
 }
 
 main().catch((error: unknown) => {

@@ -99,7 +99,7 @@ describe('community plugins: storage faults', () => {
         fail('Not enough storage space to save the plugin'),
       ]);
       expect(await pluginState(app)).toEqual(before);
-      expect(readdirSync(directory)).toEqual(['filler.bin']);
+      expect(readdirSync(directory).sort()).toEqual(['.svc-installation', 'filler.bin']);
       const down = await readiness(app);
       expect([down.status, down.body.errors?.plugin_directory]).toEqual([503, 'down']);
 

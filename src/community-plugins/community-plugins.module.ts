@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CommunityPluginsController } from './community-plugins.controller';
 import { PluginCatalogueService } from './plugin-catalogue.service';
+import { PluginDirectoryClaim } from './plugin-directory-claim';
 import { PluginFileReconciler } from './plugin-file-reconciler';
 import { PluginReviewService } from './plugin-review.service';
 import { PluginStorage } from './plugin-storage';
@@ -19,12 +20,13 @@ import { UsersModule } from '../users/users.module';
     PluginReviewService,
     PluginUploadService,
     PluginsRepository,
+    PluginDirectoryClaim,
     PluginStorage,
     PluginFileReconciler,
     // A factory: the pool takes options (for tests), not injected dependencies. Nest still
     // calls its onApplicationShutdown, which closes the threads after the HTTP server.
     { provide: ValidatorPool, useFactory: () => new ValidatorPool() },
   ],
-  exports: [PluginCatalogueService, PluginStorage],
+  exports: [PluginCatalogueService, PluginStorage, PluginDirectoryClaim],
 })
 export class CommunityPluginsModule {}
