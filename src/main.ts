@@ -14,7 +14,7 @@ import type { AppConfig } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
 import { enableGracefulShutdown } from './graceful-shutdown';
 import { waitForDatabase } from './database/wait-for-database';
-import pino from 'pino';
+import { createPino } from './logging/log-destination';
 
 function loadConfigOrExit(): AppConfig {
   try {
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit();
   // Before Nest: a database that is not there yet is waited for, one log line per try, and
   // one that never comes is one line on stderr (below), not a framework stack trace.
-  const startupLog = pino({ level: config.logLevel });
+  const startupLog = createPino(config.logLevel, config.logFormat);
   await waitForDatabase(config.database, {
     waitMs: config.databaseStartupWaitMs,
     attemptTimeoutMs: config.databaseQueryTimeoutMs,
