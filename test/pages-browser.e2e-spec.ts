@@ -4,14 +4,13 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { login, mailedOtp, newUser, register, registerAndActivate, type TestUser } from './helpers/accounts';
 import { freePort } from './helpers/api-process';
+import { chromiumLack, chromiumPath, describeNeeding } from './helpers/prerequisites';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
 jest.setTimeout(60_000);
 
 const HOUR_MS = 60 * 60 * 1000;
-/** Debian's chromium; .ci/run installs it when it is missing. */
-const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -28,7 +27,7 @@ const CHROMIUM_ARGS = [
  * (read from the SMTP sink), the password reset with the OTP of a real mail. The app listens
  * on a real port, and PORT names it, so the mail's link is the default one.
  */
-describe('pages in a browser', () => {
+describeNeeding(chromiumLack(), 'pages in a browser', () => {
   const smtp = new SmtpSink();
   let t: TestApp;
   let base: string;
@@ -47,7 +46,7 @@ describe('pages in a browser', () => {
     base = `http://127.0.0.1:${port}`;
     userDataDir = mkdtempSync(join(tmpdir(), 'svc-chromium-'));
     browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
+      executablePath: chromiumPath()!,
       headless: true,
       args: CHROMIUM_ARGS,
     });

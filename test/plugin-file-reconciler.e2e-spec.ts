@@ -49,6 +49,7 @@ describe('plugin file reconciliation', () => {
       removedTemporary: ['.upload-0123456789abcdef01234567.tmp'],
       missing: [],
       restored: [],
+      claimed: true,
     });
     expect(readdirSync(dir()).sort()).toEqual(
       [

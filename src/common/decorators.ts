@@ -80,7 +80,11 @@ export function AccountEndpoint(options: {
   answer?: { schema: SchemaObject; models: Array<Type<unknown>> };
 }) {
   const fails: FailMessages = {};
-  if (options.token) Object.assign(fails, { 400: ['Invalid Token'], 401: ['Unauthorized'] });
+  if (options.token)
+    Object.assign(fails, {
+      400: ['Invalid Token'],
+      401: ['Unauthorized', 'Authorization header must be "Bearer <token>"'],
+    });
   if (options.rateLimited) Object.assign(fails, { 429: ['Too many requests'], 503: ['Service unavailable'] });
   return applyDecorators(
     options.token ? MissingTokenIsBadRequest() : Public(),

@@ -2,6 +2,7 @@ import { Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CommunityPluginsController } from './community-plugins.controller';
 import { PluginCatalogueService } from './plugin-catalogue.service';
+import { PluginDirectoryClaim } from './plugin-directory-claim';
 import { PluginFileReconciler } from './plugin-file-reconciler';
 import { PluginReviewService } from './plugin-review.service';
 import { PluginStorage } from './plugin-storage';
@@ -19,6 +20,7 @@ import { UsersModule } from '../users/users.module';
     PluginReviewService,
     PluginUploadService,
     PluginsRepository,
+    PluginDirectoryClaim,
     PluginStorage,
     PluginFileReconciler,
     // A factory: the pool takes options (for tests), not injected dependencies. Nest still
@@ -31,6 +33,6 @@ import { UsersModule } from '../users/users.module';
       },
     },
   ],
-  exports: [PluginCatalogueService, PluginStorage],
+  exports: [PluginCatalogueService, PluginStorage, PluginDirectoryClaim],
 })
 export class CommunityPluginsModule {}

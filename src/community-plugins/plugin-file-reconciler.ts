@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { Clock } from '../common/clock';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { LEGACY_TEMPORARY_NAME, PluginStorage, STORED_FILE_NAME } from './plugin-storage';
+import { LEGACY_TEMPORARY_NAME, STORED_FILE_NAME } from './plugin-file-names';
+import { PluginStorage, PluginStorageError } from './plugin-storage';
 import { PluginsRepository } from './plugins.repository';
 
 export interface Reconciliation {
@@ -22,6 +23,8 @@ export interface Reconciliation {
   missing: number[];
   /** Rows whose file is back (their mark cleared). */
   restored: number[];
+  /** False when the directory is not this database's (nothing was looked at or changed). */
+  claimed: boolean;
 }
 
 /**
@@ -31,6 +34,8 @@ export interface Reconciliation {
  * PLUGIN_FILE_GRACE_SECONDS (another replica's upload may be between write and commit) and
  * not being written by this process. A row whose file is missing is never deleted (only an
  * admin decides that): it is logged and marked, so admins see the plugin as broken.
+ * Nothing at all is done in a directory that belongs to another database (see
+ * PluginDirectoryClaim), and files it kept when adopting a directory are never removed.
  */
 @Injectable()
 export class PluginFileReconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -78,7 +83,22 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
   }
 
   private async pass(): Promise<Reconciliation> {
-    const result: Reconciliation = { removedFiles: [], removedTemporary: [], missing: [], restored: [] };
+    const result: Reconciliation = {
+      removedFiles: [],
+      removedTemporary: [],
+      missing: [],
+      restored: [],
+      claimed: false,
+    };
+    let keep: ReadonlySet<string>;
+    try {
+      ({ keep } = await this.storage.claim());
+    } catch (error) {
+      // Another database's directory: logged (one line) by the storage, and left alone.
+      if (error instanceof PluginStorageError && error.kind === 'foreign') return result;
+      throw error;
+    }
+    result.claimed = true;
     // Rows first: a row that commits after this read has its file in the listing below, and is
     // looked up again before that file is removed.
     const rows = await this.plugins.files();
@@ -88,7 +108,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     const now = Date.now();
 
     for (const entry of entries) {
-      if (!entry.isFile) continue;
+      if (!entry.isFile || keep.has(entry.name)) continue;
       const temporary = LEGACY_TEMPORARY_NAME.test(entry.name);
       if (!temporary && (!STORED_FILE_NAME.test(entry.name) || named.has(entry.name))) continue;
       const age = await this.storage.ageMs(entry.name, now);

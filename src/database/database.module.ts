@@ -5,6 +5,7 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { dataSourceOptions } from './data-source-options';
 import { installAutocommitRetry } from './deadlock';
+import { Installation } from './installation';
 import { QueryDeadline } from './query-deadline';
 import { SchemaMigrator, SCHEMA_UPGRADED_ENTITIES } from './schema-migrator';
 import type { UpgradedEntity } from './schema-upgrade';
@@ -55,10 +56,11 @@ export class DatabaseModule {
       providers: [
         QueryDeadline,
         Transactions,
+        Installation,
         SchemaMigrator,
         { provide: SCHEMA_UPGRADED_ENTITIES, useValue: options.upgradedEntities },
       ],
-      exports: [Transactions, SchemaMigrator],
+      exports: [Transactions, SchemaMigrator, Installation],
     };
   }
 }

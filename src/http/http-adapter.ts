@@ -2,7 +2,7 @@ import { HttpStatus } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../common/api-error';
+import { ApiError, METHOD_NOT_ALLOWED } from '../common/api-error';
 import { acceptableRequestId } from '../logging/redaction';
 
 /** No endpoint takes more than small forms; uploads have their own streamed limit. */
@@ -38,6 +38,8 @@ function answerFrameworkError(error: { code?: string }, _request: unknown, reply
     .send({ status: 'fail', message });
 }
 
+const WRONG_METHOD_CANDIDATES = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
 /**
  * `@All(path)` beside other routes of the same path, as Express allowed: Fastify refuses a
  * second route for a method and path, so `all` takes only the methods no route of that path
@@ -59,6 +61,41 @@ export class ApiHttpAdapter extends FastifyAdapter {
       }
       this.taken.set(route.url, methods);
     });
+  }
+
+  /**
+   * Nest sets the not-found handler once every route is registered: the moment to give each
+   * known path a 405 with `Allow` for the methods it lacks, instead of 404 `Cannot PUT`.
+   * OPTIONS is left alone: a CORS preflight has its own route.
+   */
+  override setNotFoundHandler(...args: Parameters<FastifyAdapter['setNotFoundHandler']>) {
+    this.answerWrongMethods();
+    return super.setNotFoundHandler(...args);
+  }
+
+  private answerWrongMethods(): void {
+    const instance = this.getInstance();
+    for (const [url, methods] of [...this.taken]) {
+      const served = new Set(methods);
+      if (served.has('GET')) served.add('HEAD');
+      const free = WRONG_METHOD_CANDIDATES.filter((method) => !served.has(method));
+      if (free.length === 0) continue;
+      const allow = [...served].sort().join(', ');
+      this.registeringCatchAll = true;
+      try {
+        instance.route({
+          method: free,
+          url,
+          handler: (_request, reply) =>
+            reply
+              .code(HttpStatus.METHOD_NOT_ALLOWED)
+              .header('Allow', allow)
+              .send({ status: 'fail', message: METHOD_NOT_ALLOWED }),
+        });
+      } finally {
+        this.registeringCatchAll = false;
+      }
+    }
   }
 
   override all(...args: unknown[]): unknown {
@@ -83,11 +120,21 @@ export class ApiHttpAdapter extends FastifyAdapter {
   }
 }
 
+/** Named in every 415: the bodies the API reads. */
+export const ACCEPTED_CONTENT_TYPES =
+  'application/json, application/x-www-form-urlencoded or multipart/form-data';
+export const UNSUPPORTED_BODY = `Unsupported Content-Type: send the body as ${ACCEPTED_CONTENT_TYPES}`;
+export const JSON_AS_FORM =
+  'The body looks like JSON but was sent as application/x-www-form-urlencoded (curl -d does that): ' +
+  'send it with Content-Type: application/json';
+
 /**
- * Bodies as the API has always read them: JSON objects and arrays (an empty body is no body,
- * a bare string or number is malformed), urlencoded forms, multipart left to the routes that
- * read it (after their guards), and any other type read up to the limit and ignored, so a
- * client with an odd Content-Type gets the route's own answer, not a 415.
+ * Bodies the API reads: JSON objects and arrays (an empty body is no body, a bare string or
+ * number is malformed), urlencoded forms, and multipart left to the routes that read it
+ * (after their guards). A body of any other type (JSON sent as text/plain, XML) is 415
+ * naming the accepted types, on every route, rather than a route's answer to an empty body.
+ * So is a form whose first field name starts with `{` or `[`: what
+ * `curl -d '{...}'` sends; no form the API reads has such a field.
  */
 export function registerBodyParsers(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
@@ -105,9 +152,26 @@ export function registerBodyParsers(app: NestFastifyApplication): void {
   });
   app.useBodyParser('application/x-www-form-urlencoded', { bodyLimit: BODY_LIMIT });
   fastify.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
-  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request, _body, done) =>
-    done(null),
+  // Fastify reads text/plain itself: JSON sent as text would reach the routes as a string.
+  fastify.removeContentTypeParser('text/plain');
+  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request, body, done) =>
+    (body as Buffer).length === 0
+      ? done(null)
+      : done(new ApiError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_BODY)),
   );
+  // Thrown, so the exception filter writes it in the route's envelope like the parsers' errors.
+  fastify.addHook('preValidation', async (request) => {
+    if (jsonSentAsForm(request)) throw new ApiError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, JSON_AS_FORM);
+  });
+}
+
+function jsonSentAsForm(request: FastifyRequest): boolean {
+  const type = request.headers['content-type'];
+  if (typeof type !== 'string' || !/^application\/x-www-form-urlencoded\b/i.test(type)) return false;
+  const body = request.body;
+  if (body === null || typeof body !== 'object') return false;
+  const entries = Object.entries(body as Record<string, unknown>);
+  return entries.length > 0 && /^\s*[[{]/.test(entries[0][0]);
 }
 
 /** Every answer names its request, so a client's report can be found in the log. */

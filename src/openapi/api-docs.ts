@@ -265,7 +265,7 @@ export function ApiFailResponses(...statuses: number[]) {
  * operation's own: the access rule and its documentation are one fact.
  */
 export function withGuards(access: 'user' | 'admin', own: FailMessages = {}): FailMessages {
-  const fails: FailMessages = { 401: ['Unauthorized'] };
+  const fails: FailMessages = { 401: ['Unauthorized', 'Authorization header must be "Bearer <token>"'] };
   if (access === 'admin') fails[403] = ['Admin privileges required'];
   for (const [status, messages] of Object.entries(own)) {
     fails[Number(status)] = [...(fails[Number(status)] ?? []), ...(messages ?? [])];

@@ -73,11 +73,20 @@ export function confirmPage(): string {
   );
 }
 
-export function verifiedPage(): string {
+/** `webClient`: FRONTEND_URL, the framework's web client, where people log in; else the API is the place. */
+export function verifiedPage(webClient: string | null): string {
+  const logIn =
+    webClient === null
+      ? html(
+          'You can log in now, with the API: <code>POST /api/v1/login/</code> with your username or email and ' +
+            `password (the <a href="${DOCS_PATH}">API documentation</a> shows how, and lets you try it).`,
+        )
+      : html(`You can <a href="${escapeHtml(webClient)}" id="log-in">log in now</a>.`);
   return layout(
     'Email address confirmed',
     section('Email address confirmed', [
-      text('Thank you: your email address is confirmed and your account is active. You can log in now.'),
+      text('Thank you: your email address is confirmed and your account is active.'),
+      logIn,
     ]),
   );
 }

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CLAIM_MARKER } from '../../src/community-plugins/plugin-directory-claim';
 import { login, registerAndActivate, STRONG_PASSWORD } from './accounts';
 import type { TestUser } from './accounts';
 import type { SmtpSink } from './smtp-sink';
@@ -99,6 +100,13 @@ export function upload(t: TestApp, token: string, options: UploadOptions = {}) {
   return call;
 }
 
+/** The plugin directory's entries but its owner's marker (see plugin-directory-claim.ts), sorted. */
+export function pluginFiles(directory: string): string[] {
+  return readdirSync(directory)
+    .filter((name) => name !== CLAIM_MARKER)
+    .sort();
+}
+
 /** What a failed upload must not leave behind: rows, or files (temporary ones included). */
 export async function pluginState(t: TestApp): Promise<{ rows: number; files: string[] }> {
   const [row] = (await t.dataSource.query('SELECT COUNT(*) AS count FROM user_plugins')) as Array<{
@@ -106,7 +114,7 @@ export async function pluginState(t: TestApp): Promise<{ rows: number; files: st
   }>;
   let files: string[] = [];
   try {
-    files = readdirSync(t.config.communityPluginDir).sort();
+    files = pluginFiles(t.config.communityPluginDir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
