@@ -1520,7 +1520,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1590,7 +1590,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1723,7 +1723,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1831,7 +1831,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1922,7 +1922,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2059,7 +2059,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2135,7 +2135,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2284,7 +2284,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2364,7 +2364,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2429,7 +2429,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2550,7 +2550,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2631,7 +2631,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2681,7 +2681,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2766,7 +2766,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2893,7 +2893,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2963,7 +2963,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3024,7 +3024,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3094,7 +3094,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3258,7 +3258,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3370,7 +3370,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3498,7 +3498,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3558,7 +3558,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3622,7 +3622,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3676,7 +3676,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3739,7 +3739,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3838,7 +3838,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3962,7 +3962,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4074,7 +4074,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4164,7 +4164,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Unauthorized` */
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
                     [name: string]: unknown;
