@@ -87,9 +87,9 @@ async function verify(account: AccountService, key: string | undefined, reply: F
     return;
   }
   try {
-    const answer = await account.verifyConfirmation(key);
+    const { answer, passwordToSet } = await account.confirmEmail(key);
     if (answer.message === 'Email Verified') {
-      await reply.type(HTML).send(verifiedPage());
+      await reply.type(HTML).send(verifiedPage(passwordToSet));
     } else if (answer.message === 'Link Expired' && typeof answer.email === 'string') {
       await reply.code(HttpStatus.GONE).type(HTML).send(expiredPage(answer.email));
     } else {

@@ -1,4 +1,5 @@
 import { escapeHtml } from '../mail/html';
+import { PASSWORD_RESET_PATH } from '../users/account-paths';
 
 /**
  * The pages a person opens from a mail, as plain HTML. Everything that is not a literal of
@@ -7,7 +8,7 @@ import { escapeHtml } from '../mail/html';
  * ASSET_PATH, so the Content-Security-Policy needs no 'unsafe-inline'.
  */
 export const ASSET_PATH = '/pages';
-export const RESET_PATH = '/password-reset';
+export const RESET_PATH = PASSWORD_RESET_PATH;
 export const DOCS_PATH = '/api/docs';
 
 /** Text for a page: literal HTML of this file, or escaped text. */
@@ -73,11 +74,31 @@ export function confirmPage(): string {
   );
 }
 
-export function verifiedPage(): string {
+/**
+ * With `passwordToSet`, the account has no password now: one chosen before this confirmation
+ * was cleared (whoever registered the address may not be its owner), and the owner sets one.
+ */
+export function verifiedPage(passwordToSet: boolean): string {
+  if (!passwordToSet) {
+    return layout(
+      'Email address confirmed',
+      section('Email address confirmed', [
+        text('Thank you: your email address is confirmed and your account is active. You can log in now.'),
+      ]),
+    );
+  }
   return layout(
     'Email address confirmed',
-    section('Email address confirmed', [
-      text('Thank you: your email address is confirmed and your account is active. You can log in now.'),
+    section('Email address confirmed: now set your password', [
+      text('Thank you: your email address is confirmed and your account is active.'),
+      text(
+        'Your account has no password yet. A password chosen when the account was registered is not kept, ' +
+          'because anyone could have registered your address before you confirmed it.',
+      ),
+      html(
+        `Set your password on the <a href="${RESET_PATH}">password reset page</a>: ask for a one-time password ` +
+          '(it is mailed to this address), then enter it with your new password. After that you can log in.',
+      ),
     ]),
   );
 }
