@@ -59,6 +59,10 @@ export interface AppConfig {
    * this, so another replica's upload between its write and its commit is never touched.
    */
   pluginFileGraceSeconds: number;
+  /** Targets one user may have (409 past it): one user must not be able to fill the database. */
+  maxTargetsPerUser: number;
+  /** Sessions one user may have (409 past it). */
+  maxSessionsPerUser: number;
   rateLimit: boolean;
   /** Shared limit counters for every replica; null keeps them in the process. */
   redisUrl: string | null;
@@ -282,6 +286,8 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR): AppConfig {
     ),
     pluginReconcileIntervalSeconds: integer(env, 'PLUGIN_RECONCILE_INTERVAL_SECONDS', 600, 0, 86_400),
     pluginFileGraceSeconds: integer(env, 'PLUGIN_FILE_GRACE_SECONDS', 300, 0, 86_400),
+    maxTargetsPerUser: integer(env, 'MAX_TARGETS_PER_USER', 2_000, 1, 1_000_000),
+    maxSessionsPerUser: integer(env, 'MAX_SESSIONS_PER_USER', 200, 1, 1_000_000),
     rateLimit: oneOf(env, 'RATE_LIMIT', 'on', ['on', 'off']) === 'on',
     redisUrl: redisUrl(env),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),

@@ -50,8 +50,12 @@ export async function activate(t: TestApp, smtp: SmtpSink, user: TestUser): Prom
 /** The OTP of the newest OTP mail to this address, once queued mail is out. */
 export async function mailedOtp(t: TestApp, smtp: SmtpSink, email: string): Promise<string> {
   await t.deliverMail();
-  const mail = smtp.lastTo(email);
-  const otp = mail?.subject === 'OTP for Password Change' ? /\b(\d{6})\b/.exec(mail.text)?.[1] : undefined;
+  // The newest OTP mail, not the newest mail: a "Set your password" mail from a confirmation
+  // just before may be delivered after it.
+  const mail = [...smtp.received]
+    .reverse()
+    .find((each) => each.to.includes(email) && each.subject === 'OTP for Password Change');
+  const otp = mail ? /\b(\d{6})\b/.exec(mail.text)?.[1] : undefined;
   if (!otp) throw new Error(`no OTP mailed to ${email}`);
   return otp;
 }
