@@ -2,7 +2,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { login, mailedOtp, newUser, register, registerAndActivate, type TestUser } from './helpers/accounts';
+import {
+  login,
+  mailedOtp,
+  newUser,
+  register,
+  registerAndActivate,
+  setPasswordByOtp,
+  type TestUser,
+} from './helpers/accounts';
 import { freePort } from './helpers/api-process';
 import { chromiumLack, chromiumPath, describeNeeding } from './helpers/prerequisites';
 import { SmtpSink } from './helpers/smtp-sink';
@@ -127,6 +135,11 @@ describeNeeding(chromiumLack(), 'pages in a browser', () => {
     await page.getByRole('button', { name: 'Confirm my email address' }).click();
     await page.waitForSelector('h1:text("Email address confirmed")');
     expect(await page.locator('main').textContent()).toContain('your account is active');
+    // The password chosen at registration is not kept: the page says so and links the reset page.
+    expect(await page.locator('main').textContent()).toContain('Your account has no password yet');
+    expect(await page.locator('main a[href="/password-reset"]').count()).toBe(1);
+    await expectLogin(user, user.password, 'fail');
+    await setPasswordByOtp(t, smtp, user);
     await login(t, user);
 
     // The same link again: used up.
@@ -161,6 +174,7 @@ describeNeeding(chromiumLack(), 'pages in a browser', () => {
     await page.goto(newLink!);
     await page.getByRole('button', { name: 'Confirm my email address' }).click();
     await page.waitForSelector('h1:text("Email address confirmed")');
+    await setPasswordByOtp(t, smtp, user);
     await login(t, user);
     expect(reported()).toEqual([]);
   });

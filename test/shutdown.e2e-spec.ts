@@ -51,6 +51,17 @@ describe('graceful shutdown', () => {
     const key = /email-verify\/([0-9a-f-]{36})/.exec(api.stdout())![1];
     const verified = await getJson(port, `/api/v1/verify/confirm_email/${key}`);
     expect(verified.body).toEqual(okMessage('Email Verified'));
+    // Confirmation cleared the registration password; the owner sets it with the mailed OTP.
+    await api.waitForOutput(/Set your password/);
+    await post(port, '/api/v1/generate/otp/', { emailOrUsername: 'leaving' });
+    await api.waitForOutput(/OTP for the password change is \d{6}/);
+    const otp = /OTP for the password change is (\d{6})/.exec(api.stdout())![1];
+    const changed = await post(port, '/api/v1/new-password/', {
+      emailOrUsername: 'leaving',
+      otp,
+      password: PASSWORD,
+    });
+    expect(changed.body).toEqual(okMessage('Password Change Successful'));
 
     const received = (stdout: string) => count(stdout, /Request received: POST \/api\/v1\/login\//g);
     const receivedBefore = received(api.stdout());

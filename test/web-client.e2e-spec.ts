@@ -1,4 +1,11 @@
-import { activationKey, mailedOtp, newUser, STRONG_PASSWORD, TestUser } from './helpers/accounts';
+import {
+  activationKey,
+  mailedOtp,
+  newUser,
+  setPasswordByOtp,
+  STRONG_PASSWORD,
+  TestUser,
+} from './helpers/accounts';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 import {
@@ -104,6 +111,8 @@ describe('the original web client against the API', () => {
       expectAccountAnswer(verified.body, 'success', 'Email Verified');
       const unknown = await client('get', 'verify/confirm_email/no-such-key').expect(200);
       expectAccountAnswer(unknown.body, 'success', 'Invalid Link');
+      // Confirmation cleared the password chosen at registration; the owner sets it by OTP.
+      await setPasswordByOtp(t, smtp, user);
 
       const wrong = await client('post', 'login/', {
         emailOrUsername: user.username,

@@ -1,5 +1,6 @@
 import { Command, CommandRunner } from 'nest-commander';
 import { SchemaMigrator } from '../database/schema-migrator';
+import { PASSWORD_RESET_PATH } from '../users/account-paths';
 import { UnknownEmailError, UsersService } from '../users/users.service';
 
 /** Output goes straight to the streams: stdout for results, stderr for warnings and errors. */
@@ -32,8 +33,18 @@ export class PromoteCommand extends CommandRunner {
 
   run([email]: string[]): Promise<void> {
     return writingAs(this.schema, async () => {
-      const change = await this.admins.promote(email);
-      out(change === 'changed' ? `Promoted ${email.trim()} to admin` : `${email.trim()} is already an admin`);
+      const { change, passwordCleared } = await this.admins.promote(email);
+      if (change === 'unchanged') {
+        out(`${email.trim()} is already an admin`);
+        return;
+      }
+      out(`Promoted ${email.trim()} to admin; its tokens were revoked, so it logs in again`);
+      if (passwordCleared) {
+        err(
+          `Note: the password of ${email.trim()} was not set through the OTP mail, so it was cleared: ` +
+            `the owner sets one at ${PASSWORD_RESET_PATH} (generate/otp, then new-password) before logging in.`,
+        );
+      }
     });
   }
 }

@@ -64,6 +64,10 @@ export interface AppConfig {
    * this, so another replica's upload between its write and its commit is never touched.
    */
   pluginFileGraceSeconds: number;
+  /** Targets one user may have (409 past it): one user must not be able to fill the database. */
+  maxTargetsPerUser: number;
+  /** Sessions one user may have (409 past it). */
+  maxSessionsPerUser: number;
   rateLimit: boolean;
   /** Shared limit counters for every replica; null keeps them in the process. */
   redisUrl: string | null;
@@ -330,6 +334,8 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
       integer(env, 'PLUGIN_RECONCILE_INTERVAL_SECONDS', 600, 0, 86_400),
     ),
     pluginFileGraceSeconds: read(() => integer(env, 'PLUGIN_FILE_GRACE_SECONDS', 300, 0, 86_400)),
+    maxTargetsPerUser: read(() => integer(env, 'MAX_TARGETS_PER_USER', 2_000, 1, 1_000_000)),
+    maxSessionsPerUser: read(() => integer(env, 'MAX_SESSIONS_PER_USER', 200, 1, 1_000_000)),
     rateLimit: read(() => oneOf(env, 'RATE_LIMIT', 'on', ['on', 'off']) === 'on'),
     redisUrl: read(() => redisUrl(env)),
     logLevel: read(() => oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS)),

@@ -91,9 +91,9 @@ async function verify(
     return;
   }
   try {
-    const answer = await account.verifyConfirmation(key);
+    const { answer, passwordToSet } = await account.confirmEmail(key);
     if (answer.message === 'Email Verified') {
-      await reply.type(HTML).send(verifiedPage(webClient));
+      await reply.type(HTML).send(verifiedPage(passwordToSet, webClient));
     } else if (answer.message === 'Link Expired' && typeof answer.email === 'string') {
       await reply.code(HttpStatus.GONE).type(HTML).send(expiredPage(answer.email));
     } else {
