@@ -1,0 +1,56 @@
+import { HttpStatus, Injectable } from '@nestjs/common';
+import { ApiError } from '../common/api-error';
+import { Clock } from '../common/clock';
+import type { AuthUser } from '../common/decorators';
+import { retryOnDeadlock } from '../database/deadlock';
+import { Transactions } from '../database/transactions';
+import { PluginCatalogueService } from './plugin-catalogue.service';
+import { pluginNotFound } from './plugin-lookup';
+import { PluginVersionsRepository } from './plugin-versions.repository';
+import { PluginsRepository } from './plugins.repository';
+import type { UserPlugin } from './user-plugin.entity';
+
+export const STARS_INVALID = 'Stars must be an integer from 1 to 5';
+export const OWN_RATING = 'You cannot rate your own plugin';
+export const NOT_RATABLE = 'Only approved plugins can be rated';
+
+/** Ratings: 1 to 5 stars, one per user and plugin (a new one replaces it), never one's own. */
+@Injectable()
+export class PluginRatingsService {
+  constructor(
+    private readonly plugins: PluginsRepository,
+    private readonly versions: PluginVersionsRepository,
+    private readonly catalogue: PluginCatalogueService,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+  ) {}
+
+  async rate(caller: AuthUser, id: number | null, raw: unknown): Promise<UserPlugin> {
+    const plugin = await this.catalogue.findVisible(caller, id);
+    // A form sends text; JSON sends a number.
+    const stars = typeof raw === 'string' && /^\s*[0-9]\s*$/.test(raw) ? Number(raw) : raw;
+    if (typeof stars !== 'number' || !Number.isInteger(stars) || stars < 1 || stars > 5) {
+      throw new ApiError(HttpStatus.BAD_REQUEST, STARS_INVALID);
+    }
+    if (plugin.userId === caller.id) throw new ApiError(HttpStatus.FORBIDDEN, OWN_RATING);
+    // The sum and count are written under the plugin's row lock, so ratings sent at once add up.
+    await retryOnDeadlock(() =>
+      this.transactions.run(async (manager) => {
+        const current = await this.plugins.lockAndRead(manager, plugin.id);
+        if (!current) throw pluginNotFound();
+        if (current.status !== 'approved') throw new ApiError(HttpStatus.CONFLICT, NOT_RATABLE);
+        const { total, count } = await this.versions.rate(
+          manager,
+          current.id,
+          caller.id,
+          stars,
+          this.clock.now(),
+        );
+        await this.plugins.update(manager, current.id, { ratingTotal: total, ratingsCount: count });
+      }),
+    );
+    const rated = await this.plugins.findById(plugin.id);
+    if (!rated) throw pluginNotFound();
+    return rated;
+  }
+}
