@@ -49,6 +49,8 @@ describe('plugin file reconciliation', () => {
       removedTemporary: ['.upload-0123456789abcdef01234567.tmp'],
       missing: [],
       restored: [],
+      altered: [],
+      unaltered: [],
     });
     expect(readdirSync(dir()).sort()).toEqual(
       [

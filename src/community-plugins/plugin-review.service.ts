@@ -166,6 +166,7 @@ export class PluginReviewService implements OnApplicationBootstrap {
     return this.decide(plugin.id, target, 'reject', async (manager, current) => {
       const review = { reviewedByUserId: reviewer.id, reviewedAt: this.clock.now(), rejectionReason: reason };
       await this.versions.setReview(manager, target.id, { status: 'rejected', ...review });
+      await this.versions.clearApprovals(manager, target.id);
       const revoking = current.pendingVersion !== target.version;
       if (revoking || current.status !== 'approved') {
         // A revoked plugin, or one never approved: the plugin is rejected and leaves the catalogue at once.

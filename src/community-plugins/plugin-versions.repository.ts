@@ -80,6 +80,11 @@ export class PluginVersionsRepository {
     return Number(row?.cnt ?? 0);
   }
 
+  /** A rejection ends the round: a later re-approval starts counting again (the audit log keeps the history). */
+  async clearApprovals(manager: EntityManager, versionId: number): Promise<void> {
+    await manager.query('DELETE FROM plugin_version_approvals WHERE version_id = ?', [versionId]);
+  }
+
   /** Every version's file, for the reconciler. */
   files(): Promise<Array<Pick<PluginVersion, 'id' | 'pluginId' | 'filePath'>>> {
     return this.versions.find({ select: { id: true, pluginId: true, filePath: true } });
