@@ -25,13 +25,12 @@ export class PluginRatingsService {
     private readonly clock: Clock,
   ) {}
 
-  async rate(caller: AuthUser, id: number | null, raw: unknown): Promise<UserPlugin> {
+  /** `raw`: the stars as text, a JSON number included; anything but 1 to 5 is a 400. */
+  async rate(caller: AuthUser, id: number | null, raw: string | undefined): Promise<UserPlugin> {
     const plugin = await this.catalogue.findVisible(caller, id);
-    // A form sends text; JSON sends a number.
-    const stars = typeof raw === 'string' && /^\s*[0-9]\s*$/.test(raw) ? Number(raw) : raw;
-    if (typeof stars !== 'number' || !Number.isInteger(stars) || stars < 1 || stars > 5) {
+    if (raw === undefined || !/^\s*[1-5]\s*$/.test(raw))
       throw new ApiError(HttpStatus.BAD_REQUEST, STARS_INVALID);
-    }
+    const stars = Number(raw);
     if (plugin.userId === caller.id) throw new ApiError(HttpStatus.FORBIDDEN, OWN_RATING);
     // The sum and count are written under the plugin's row lock, so ratings sent at once add up.
     await retryOnDeadlock(() =>

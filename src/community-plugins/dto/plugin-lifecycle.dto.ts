@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow } from 'class-validator';
+import { TextArg } from '../../common/args';
 import { PLUGIN_FILE_PART, PLUGIN_STATUSES, VERSION_MAX_LENGTH } from '../plugin-constants';
 import { CHANGELOG_MAX_LENGTH } from '../plugin-metadata';
 
@@ -158,8 +159,9 @@ export class ManifestKey {
   fingerprint!: string;
 }
 
+/** The stars as text (a JSON number arrives as its text); the ratings service reads and checks them. */
 export class RatingArgs {
   @ApiProperty({ type: 'integer', minimum: 1, maximum: 5 })
-  @Allow()
-  stars?: unknown;
+  @TextArg()
+  stars?: string;
 }
