@@ -369,69 +369,6 @@ describe('plugin lifecycle', () => {
       // Revoking their own approved plugin is a review too.
       await as(t, boss).post(`community-plugins/${id}/reject/`).send({ reason: 'mine' }).expect(403);
     });
-
-    it('PLUGIN_SELF_REVIEW=allowed lets a lone admin review their own upload', async () => {
-      const solo = await createTestApp({
-        smtp,
-        env: { SVC_ADMIN_EMAILS: 'solo@example.com', PLUGIN_SELF_REVIEW: 'allowed' },
-      });
-      try {
-        const admin = await signUpAs(solo, smtp, 'solo');
-        const plugin = await uploaded(solo, admin, 'Solo plugin');
-        const approved = dataOf(
-          await as(solo, admin)
-            .post(`community-plugins/${String(plugin.id)}/approve/`)
-            .expect(200),
-        );
-        expect(approved).toMatchObject({ status: 'approved' });
-      } finally {
-        await solo.close();
-      }
-    });
-
-    it('PLUGIN_APPROVALS_REQUIRED=2: approved once two distinct admins approved, each approval shown; a warning when admins are too few', async () => {
-      const warn = jest.spyOn(Logger.prototype, 'warn');
-      const two = await createTestApp({
-        smtp,
-        env: { SVC_ADMIN_EMAILS: 'first@example.com,second@example.com', PLUGIN_APPROVALS_REQUIRED: '2' },
-      });
-      try {
-        expect(warn.mock.calls.map(([line]) => String(line))).toContainEqual(
-          expect.stringMatching(/^PLUGIN_APPROVALS_REQUIRED is 2 but there are 0 admin\(s\)/),
-        );
-        warn.mockRestore();
-        const author = await signUpAs(two, smtp, 'author');
-        const first = await signUpAs(two, smtp, 'first');
-        const second = await signUpAs(two, smtp, 'second');
-        const plugin = await uploaded(two, author, 'Twice reviewed');
-        const id = String(plugin.id);
-        const once = dataOf(await as(two, first).post(`community-plugins/${id}/approve/`).expect(200));
-        expect(once).toMatchObject({ status: 'pending', pending_version: '1.0.0' });
-        expect((await as(two, first).post(`community-plugins/${id}/approve/`).expect(409)).body).toEqual(
-          fail('You have already approved this version'),
-        );
-        const listed = dataOf<{ versions: Row[] }>(
-          await as(two, second).get(`community-plugins/${id}/versions/`).expect(200),
-        );
-        expect(listed.versions[0].approvals).toEqual([{ user_id: first.id, at: expect.any(String) }]);
-        const twice = dataOf(await as(two, second).post(`community-plugins/${id}/approve/`).expect(200));
-        expect(twice).toMatchObject({
-          status: 'approved',
-          reviewed_by_user_id: second.id,
-          pending_version: null,
-        });
-        // One rejection rejects a version whatever the approvals so far.
-        await postVersion(two, author, id, { version: '1.1.0' }).expect(201);
-        await as(two, first).post(`community-plugins/${id}/approve/`).expect(200);
-        const refused = dataOf(
-          await as(two, second).post(`community-plugins/${id}/reject/`).send({ reason: 'No' }).expect(200),
-        );
-        expect(refused).toMatchObject({ status: 'approved', version: '1.0.0', pending_version: null });
-      } finally {
-        warn.mockRestore();
-        await two.close();
-      }
-    });
   });
 
   describe('bound to the bytes that run', () => {
@@ -821,5 +758,78 @@ describe('plugin lifecycle', () => {
       expect(cut.code).toBe(1);
       expect(cut.stderr).toContain('the chain head records');
     });
+  });
+});
+
+/**
+ * Apps with other settings, after the main one has closed: on MariaDB every test app starts by
+ * emptying the one test database.
+ */
+describe('plugin lifecycle: who decides, by setting', () => {
+  const smtp = new SmtpSink();
+  beforeAll(() => smtp.start());
+  afterAll(() => smtp.stop());
+
+  it('PLUGIN_SELF_REVIEW=allowed lets a lone admin review their own upload', async () => {
+    const solo = await createTestApp({
+      smtp,
+      env: { SVC_ADMIN_EMAILS: 'solo@example.com', PLUGIN_SELF_REVIEW: 'allowed' },
+    });
+    try {
+      const admin = await signUpAs(solo, smtp, 'solo');
+      const plugin = await uploaded(solo, admin, 'Solo plugin');
+      const approved = dataOf(
+        await as(solo, admin)
+          .post(`community-plugins/${String(plugin.id)}/approve/`)
+          .expect(200),
+      );
+      expect(approved).toMatchObject({ status: 'approved' });
+    } finally {
+      await solo.close();
+    }
+  });
+
+  it('PLUGIN_APPROVALS_REQUIRED=2: approved once two distinct admins approved, each approval shown; a warning when admins are too few', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    const two = await createTestApp({
+      smtp,
+      env: { SVC_ADMIN_EMAILS: 'first@example.com,second@example.com', PLUGIN_APPROVALS_REQUIRED: '2' },
+    });
+    try {
+      expect(warn.mock.calls.map(([line]) => String(line))).toContainEqual(
+        expect.stringMatching(/^PLUGIN_APPROVALS_REQUIRED is 2 but there are 0 admin\(s\)/),
+      );
+      warn.mockRestore();
+      const author = await signUpAs(two, smtp, 'author');
+      const first = await signUpAs(two, smtp, 'first');
+      const second = await signUpAs(two, smtp, 'second');
+      const plugin = await uploaded(two, author, 'Twice reviewed');
+      const id = String(plugin.id);
+      const once = dataOf(await as(two, first).post(`community-plugins/${id}/approve/`).expect(200));
+      expect(once).toMatchObject({ status: 'pending', pending_version: '1.0.0' });
+      expect((await as(two, first).post(`community-plugins/${id}/approve/`).expect(409)).body).toEqual(
+        fail('You have already approved this version'),
+      );
+      const listed = dataOf<{ versions: Row[] }>(
+        await as(two, second).get(`community-plugins/${id}/versions/`).expect(200),
+      );
+      expect(listed.versions[0].approvals).toEqual([{ user_id: first.id, at: expect.any(String) }]);
+      const twice = dataOf(await as(two, second).post(`community-plugins/${id}/approve/`).expect(200));
+      expect(twice).toMatchObject({
+        status: 'approved',
+        reviewed_by_user_id: second.id,
+        pending_version: null,
+      });
+      // One rejection rejects a version whatever the approvals so far.
+      await postVersion(two, author, id, { version: '1.1.0' }).expect(201);
+      await as(two, first).post(`community-plugins/${id}/approve/`).expect(200);
+      const refused = dataOf(
+        await as(two, second).post(`community-plugins/${id}/reject/`).send({ reason: 'No' }).expect(200),
+      );
+      expect(refused).toMatchObject({ status: 'approved', version: '1.0.0', pending_version: null });
+    } finally {
+      warn.mockRestore();
+      await two.close();
+    }
   });
 });
