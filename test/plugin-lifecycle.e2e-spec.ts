@@ -500,8 +500,8 @@ describe('plugin lifecycle', () => {
 
   describe('ratings', () => {
     it('rates 1 to 5 once per user, never their own; views, min_rating, sort and q by author', async () => {
-      const liked = await uploaded(t, alice, 'Liked plugin');
-      const meh = await uploaded(t, alice, 'Meh plugin');
+      const liked = await uploaded(t, alice, 'Liked rated');
+      const meh = await uploaded(t, alice, 'Meh rated');
       const hidden = await uploaded(t, alice, 'Unrated pending');
       for (const plugin of [liked, meh])
         await as(t, boss)
@@ -548,11 +548,11 @@ describe('plugin lifecycle', () => {
         dataOf<{ plugins: Row[] }>(
           await as(t, bob).get(`community-plugins/?${query}`).expect(200),
         ).plugins.map((row) => row.name);
-      expect(await list('q=plugin&min_rating=4.5')).toEqual(['Liked plugin']);
-      expect(await list('q=plugin&min_rating=2.7')).toEqual(['Meh plugin', 'Liked plugin']);
-      expect(await list('q=plugin&min_rating=2.8')).toEqual(['Liked plugin']);
-      expect(await list('q=plugin&sort=rating')).toEqual(['Liked plugin', 'Meh plugin']);
-      expect(await list('q=plugin&sort=name')).toEqual(['Liked plugin', 'Meh plugin']);
+      expect(await list('q=rated&min_rating=4.5')).toEqual(['Liked rated']);
+      expect(await list('q=rated&min_rating=2.7')).toEqual(['Meh rated', 'Liked rated']);
+      expect(await list('q=rated&min_rating=2.8')).toEqual(['Liked rated']);
+      expect(await list('q=rated&sort=rating')).toEqual(['Liked rated', 'Meh rated']);
+      expect(await list('q=rated&sort=name')).toEqual(['Liked rated', 'Meh rated']);
       expect((await list('q=alice%20example')).length).toBeGreaterThanOrEqual(2);
       const bad = await as(t, bob).get('community-plugins/?min_rating=6&sort=stars').expect(400);
       expect(Object.keys((bad.body as { errors: Row }).errors).sort()).toEqual(['min_rating', 'sort']);
