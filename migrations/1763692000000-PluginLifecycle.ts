@@ -148,9 +148,14 @@ export class PluginLifecycle1763692000000 implements MigrationInterface {
       }),
       true,
     );
-    await queryRunner.query(
-      `INSERT INTO ${escape('audit_chain')} (${escape('id')}, ${escape('entries')}, ${escape('last_hash')}) VALUES (1, 0, '')`,
-    );
+    const [head] = (await queryRunner.query(`SELECT COUNT(*) AS n FROM ${escape('audit_chain')}`)) as Array<{
+      n: number | string;
+    }>;
+    if (Number(head?.n ?? 0) === 0) {
+      await queryRunner.query(
+        `INSERT INTO ${escape('audit_chain')} (${escape('id')}, ${escape('entries')}, ${escape('last_hash')}) VALUES (1, 0, '')`,
+      );
+    }
 
     if (plugins) await firstVersions(queryRunner);
   }
