@@ -9,6 +9,7 @@ import tseslint from 'typescript-eslint';
 const FEATURES = [
   'account',
   'admin-cli',
+  'audit',
   'auth',
   'community-plugins',
   'configuration',

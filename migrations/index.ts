@@ -7,6 +7,7 @@ import { ReviewKeepsUpdatedAt1763683700000 } from './1763683700000-ReviewKeepsUp
 import { PluginVersionAndTags1763683800000 } from './1763683800000-PluginVersionAndTags';
 import { PluginFileMissing1763683850000 } from './1763683850000-PluginFileMissing';
 import { CreateInstallation1763683860000 } from './1763683860000-CreateInstallation';
+import { PluginLifecycle1763692000000 } from './1763692000000-PluginLifecycle';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -19,4 +20,5 @@ export const migrations = [
   PluginVersionAndTags1763683800000,
   PluginFileMissing1763683850000,
   CreateInstallation1763683860000,
+  PluginLifecycle1763692000000,
 ];

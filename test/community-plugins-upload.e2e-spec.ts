@@ -12,29 +12,13 @@ import {
   HOSTILE_SOURCE,
   pluginState,
   SignedInUser,
+  OWNER_VIEW_KEYS,
   signUpAs,
   upload,
   validFields,
 } from './helpers/marketplace';
 
 const MAX_SIZE = 4096;
-const OWNER_VIEW_KEYS = [
-  'approval_status',
-  'author',
-  'created_at',
-  'description',
-  'group',
-  'id',
-  'name',
-  'rejection_reason',
-  'sha256',
-  'status',
-  'tags',
-  'type',
-  'updated_at',
-  'user_id',
-  'version',
-];
 
 /** An upload refused with findings: `errors`, and the same findings under `data.errors` for the client. */
 const refusedWith = (message: string, errors: unknown) => ({ ...fail(message, errors), data: { errors } });
@@ -104,6 +88,8 @@ describe('community plugins: upload', () => {
         updated_at: data.created_at,
         rejection_reason: null,
         user_id: alice.id,
+        rating: 0,
+        ratings_count: 0,
       });
 
       const after = await pluginState(t);

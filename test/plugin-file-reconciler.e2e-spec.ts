@@ -50,6 +50,8 @@ describe('plugin file reconciliation', () => {
       missing: [],
       restored: [],
       claimed: true,
+      altered: [],
+      unaltered: [],
     });
     expect(readdirSync(dir()).sort()).toEqual(
       [

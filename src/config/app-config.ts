@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -68,6 +68,12 @@ export interface AppConfig {
   maxTargetsPerUser: number;
   /** Sessions one user may have (409 past it). */
   maxSessionsPerUser: number;
+  /** PKCS#8 PEM of the Ed25519 key that signs the plugin manifest. */
+  pluginManifestKey: string;
+  /** Distinct admins, none of them the uploader, who must approve a version before it is approved. */
+  pluginApprovalsRequired: number;
+  /** `forbidden`: an admin may not review a version they uploaded (see docs/plugin-lifecycle.md). */
+  pluginSelfReview: PluginSelfReview;
   rateLimit: boolean;
   /** Shared limit counters for every replica; null keeps them in the process. */
   redisUrl: string | null;
@@ -77,6 +83,9 @@ export interface AppConfig {
   /** Origins allowed by CORS; empty turns CORS off. */
   corsOrigins: string[];
 }
+
+export const PLUGIN_SELF_REVIEW = ['forbidden', 'allowed'] as const;
+export type PluginSelfReview = (typeof PLUGIN_SELF_REVIEW)[number];
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -214,6 +223,42 @@ function jwtSecret(env: Env, production: boolean, dataDir: string): string {
   return generated;
 }
 
+const MANIFEST_KEY_REQUIREMENT = 'an Ed25519 private key in PKCS#8 PEM (openssl genpkey -algorithm ed25519)';
+
+/** PEM as given, or with its line breaks written as `\n` (one-line environment files). */
+function ed25519Pem(text: string, variable: string): string {
+  const pem = text.replace(/\\n/g, '\n').trim() + '\n';
+  try {
+    const key = createPrivateKey(pem);
+    if (key.asymmetricKeyType === 'ed25519') return key.export({ type: 'pkcs8', format: 'pem' }).toString();
+  } catch {
+    // named below
+  }
+  throw new ConfigError(variable, MANIFEST_KEY_REQUIREMENT);
+}
+
+/**
+ * The manifest's signing key, like the JWT secret: production brings its own; development
+ * makes one once and keeps it under data/, so the public key a framework pinned stays valid.
+ */
+function pluginManifestKey(env: Env, production: boolean, dataDir: string): string {
+  const given = value(env, 'PLUGIN_MANIFEST_KEY');
+  if (given !== undefined) return ed25519Pem(given, 'PLUGIN_MANIFEST_KEY');
+  if (production)
+    throw new ConfigError(
+      'PLUGIN_MANIFEST_KEY',
+      `set to ${MANIFEST_KEY_REQUIREMENT} when NODE_ENV=production`,
+    );
+  const file = join(dataDir, 'plugin-manifest-key.pem');
+  if (existsSync(file)) return ed25519Pem(readFileSync(file, 'utf8'), file);
+  const generated = generateKeyPairSync('ed25519')
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, generated, { mode: 0o600 });
+  return generated;
+}
+
 function smtp(env: Env): SmtpConfig | null {
   const host = value(env, 'SMTP_HOST');
   if (host === undefined) return null;
@@ -336,6 +381,9 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
     pluginFileGraceSeconds: read(() => integer(env, 'PLUGIN_FILE_GRACE_SECONDS', 300, 0, 86_400)),
     maxTargetsPerUser: read(() => integer(env, 'MAX_TARGETS_PER_USER', 2_000, 1, 1_000_000)),
     maxSessionsPerUser: read(() => integer(env, 'MAX_SESSIONS_PER_USER', 200, 1, 1_000_000)),
+    pluginManifestKey: read(() => pluginManifestKey(env, production, dataDir)),
+    pluginApprovalsRequired: read(() => integer(env, 'PLUGIN_APPROVALS_REQUIRED', 1, 1, 20)),
+    pluginSelfReview: read(() => oneOf(env, 'PLUGIN_SELF_REVIEW', 'forbidden', PLUGIN_SELF_REVIEW)),
     rateLimit: read(() => oneOf(env, 'RATE_LIMIT', 'on', ['on', 'off']) === 'on'),
     redisUrl: read(() => redisUrl(env)),
     logLevel: read(() => oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS)),

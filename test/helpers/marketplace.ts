@@ -17,6 +17,8 @@ export const PUBLIC_VIEW_KEYS = [
   'group',
   'id',
   'name',
+  'rating',
+  'ratings_count',
   'sha256',
   'status',
   'tags',
@@ -28,7 +30,9 @@ export const OWNER_VIEW_KEYS = [...PUBLIC_VIEW_KEYS, 'rejection_reason', 'user_i
 export const ADMIN_VIEW_KEYS = [
   ...OWNER_VIEW_KEYS,
   'execution_timeout',
+  'file_altered',
   'file_missing',
+  'pending_version',
   'reviewed_at',
   'reviewed_by_user_id',
 ].sort();
