@@ -36,6 +36,13 @@ export class TargetsController {
       'session). `limit` and `offset` page it; `X-Total-Count` holds the number of matches over all pages. ' +
       '400 with `errors` naming `limit` or `offset` when one is out of range.',
     data: [TargetView],
+    headers: {
+      [TOTAL_COUNT_HEADER]: {
+        description: 'The number of matches over all pages',
+        required: true,
+        schema: { type: 'integer', minimum: 0 },
+      },
+    },
     fails: { 400: [INCORRECT_PARAMETERS] },
     query: TargetListArgs,
   })
