@@ -111,8 +111,16 @@ describe('a newcomer’s traps', () => {
       ]);
     });
 
-    it('an unknown path stays 404', async () => {
+    it('an unknown path stays 404, with CORS on too (its preflight route matches every path)', async () => {
       expect((await t.http().put('/api/v1/no-such-thing/')).status).toBe(404);
+      const withCors = await createTestApp({ env: { CORS_ORIGINS: 'https://app.example.test' } });
+      try {
+        expect((await withCors.http().get('/api/v1/no-such-thing')).status).toBe(404);
+        const wrong = await withCors.http().put('/api/v1/login/');
+        expect([wrong.status, wrong.headers.allow]).toEqual([405, 'POST']);
+      } finally {
+        await withCors.close();
+      }
     });
 
     it('GET /api/v1/ names the docs, as / does', async () => {

@@ -72,7 +72,8 @@ const STATUSES_IN_USE = [
 function servedRoutes(t: TestApp): string[] {
   const adapter = t.app.getHttpAdapter() as unknown as ApiHttpAdapter;
   return adapter.servedRoutes.flatMap(({ method, url }) => {
-    if (!url.startsWith('/api/v1') || method === 'HEAD') return [];
+    // `/api/v1` itself answers as the index page `/` does (docs/api.md, Pages): no operation.
+    if (!url.startsWith('/api/v1/') || method === 'HEAD') return [];
     return [`${method} ${url.replace(/:(\w+)/g, '{$1}').replace(/(.)\/$/, '$1')}`];
   });
 }

@@ -61,8 +61,9 @@ describe('logging (a real process at info level)', () => {
   it('starts with one info line naming the address, and route mapping only at debug', async () => {
     await call('/api/v1/health', { id: 'start-1' });
     await logOf('start-1');
-    // A first start also says which migrations it applied and what it seeded.
-    const firstStartOnly = new Set(['Migrations', 'Configuration']);
+    // A first start also says which migrations it applied, what it seeded and that it claimed
+    // the plugin directory.
+    const firstStartOnly = new Set(['Migrations', 'Configuration', 'PluginFiles']);
     const info = lines().filter(
       (line) => line.level === 30 && line.req === undefined && !firstStartOnly.has(String(line.context)),
     );

@@ -38,8 +38,6 @@ function answerFrameworkError(error: { code?: string }, _request: unknown, reply
     .send({ status: 'fail', message });
 }
 
-const WRONG_METHOD_CANDIDATES = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
-
 /**
  * `@All(path)` beside other routes of the same path, as Express allowed: Fastify refuses a
  * second route for a method and path, so `all` takes only the methods no route of that path
@@ -48,6 +46,7 @@ const WRONG_METHOD_CANDIDATES = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'
 export class ApiHttpAdapter extends FastifyAdapter {
   private readonly taken = new Map<string, Set<string>>();
   private registeringCatchAll = false;
+  private compiled?: Array<[RegExp, Set<string>]>;
   /** The routes the app serves, catch-alls aside: what the OpenAPI document must describe. */
   readonly servedRoutes: Array<{ method: string; url: string }> = [];
 
@@ -64,38 +63,55 @@ export class ApiHttpAdapter extends FastifyAdapter {
   }
 
   /**
-   * Nest sets the not-found handler once every route is registered: the moment to give each
-   * known path a 405 with `Allow` for the methods it lacks, instead of 404 `Cannot PUT`.
-   * OPTIONS is left alone: a CORS preflight has its own route.
+   * A request no route takes: 405 with `Allow` when its path is a known one served for other
+   * methods (`PUT /api/v1/login/`), else Nest's 404. Decided here, after every route had its
+   * chance, so no parametric route (`GET /community-plugins/:id`) is shadowed. Catch-alls
+   * (`*`, a CORS preflight's) name no path.
    */
   override setNotFoundHandler(...args: Parameters<FastifyAdapter['setNotFoundHandler']>) {
-    this.answerWrongMethods();
-    return super.setNotFoundHandler(...args);
+    const [handler, ...rest] = args;
+    return super.setNotFoundHandler(
+      ((request: FastifyRequest, reply: FastifyReply) => {
+        const allow = this.allowedMethods(request.url);
+        if (allow === null) return (handler as (request: unknown, reply: unknown) => unknown)(request, reply);
+        return reply
+          .code(HttpStatus.METHOD_NOT_ALLOWED)
+          .header('Allow', allow)
+          .send({ status: 'fail', message: METHOD_NOT_ALLOWED });
+      }) as typeof handler,
+      ...rest,
+    );
   }
 
-  private answerWrongMethods(): void {
-    const instance = this.getInstance();
-    for (const [url, methods] of [...this.taken]) {
-      const served = new Set(methods);
-      if (served.has('GET')) served.add('HEAD');
-      const free = WRONG_METHOD_CANDIDATES.filter((method) => !served.has(method));
-      if (free.length === 0) continue;
-      const allow = [...served].sort().join(', ');
-      this.registeringCatchAll = true;
-      try {
-        instance.route({
-          method: free,
-          url,
-          handler: (_request, reply) =>
-            reply
-              .code(HttpStatus.METHOD_NOT_ALLOWED)
-              .header('Allow', allow)
-              .send({ status: 'fail', message: METHOD_NOT_ALLOWED }),
-        });
-      } finally {
-        this.registeringCatchAll = false;
-      }
+  private allowedMethods(url: string): string | null {
+    const path = url.split('?')[0];
+    const methods = new Set<string>();
+    for (const [pattern, served] of this.patterns()) {
+      if (pattern.test(path)) for (const method of served) methods.add(method);
     }
+    if (methods.has('GET')) methods.add('HEAD');
+    return methods.size === 0 ? null : [...methods].sort().join(', ');
+  }
+
+  /** Each route's path as the router matches it: any case, a trailing slash or not, `:param` one segment. */
+  private patterns(): Array<[RegExp, Set<string>]> {
+    this.compiled ??= [...this.taken]
+      .filter(([url]) => url.startsWith('/') && url !== '/*')
+      .map(([url, methods]) => {
+        const source = url
+          .replace(/\/+$/, '')
+          .split('/')
+          .map((segment) =>
+            segment === '*'
+              ? '.*'
+              : segment.startsWith(':')
+                ? '[^/]+'
+                : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+          )
+          .join('/');
+        return [new RegExp(`^${source}/?$`, 'i'), methods] as [RegExp, Set<string>];
+      });
+    return this.compiled;
   }
 
   override all(...args: unknown[]): unknown {
