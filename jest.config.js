@@ -22,8 +22,6 @@ module.exports = {
       ...shared,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
-      // Every answer of a test app is checked against the OpenAPI document.
-      setupFilesAfterEnv: ['<rootDir>/test/openapi-responses.setup.ts'],
     },
   ],
 };

@@ -49,9 +49,6 @@ describe('plugin file reconciliation', () => {
       removedTemporary: ['.upload-0123456789abcdef01234567.tmp'],
       missing: [],
       restored: [],
-      claimed: true,
-      altered: [],
-      unaltered: [],
     });
     expect(readdirSync(dir()).sort()).toEqual(
       [

@@ -11,7 +11,6 @@ import { freePort, post, PostAnswer, startApiProcess } from './helpers/api-proce
 import type { ApiProcess } from './helpers/api-process';
 import { signUp } from './helpers/accounts';
 import { emptyDatabase, testDatabaseUrl } from './helpers/database';
-import { describeNeeding, redisLack, testRedisUrl } from './helpers/prerequisites';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 import { accountFail } from './helpers/envelopes';
@@ -200,8 +199,9 @@ describe('RATE_LIMIT=off', () => {
 });
 
 /** Two API processes on one database and one Redis: the limits are the replicas' together. */
-describeNeeding(redisLack(), 'limits shared by replicas through Redis', () => {
-  const redisUrl = testRedisUrl();
+describe('limits shared by replicas through Redis', () => {
+  const REDIS_DB = 9;
+  const redisUrl = `redis://127.0.0.1:6379/${REDIS_DB}`;
   const redis = new Redis(redisUrl, { lazyConnect: true });
   let replicas: ApiProcess[] = [];
 

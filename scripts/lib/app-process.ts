@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -111,9 +111,6 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     PORT: String(port),
     DATABASE_URL: options.databaseUrl,
     JWT_SECRET: randomBytes(48).toString('base64url'),
-    PLUGIN_MANIFEST_KEY: generateKeyPairSync('ed25519')
-      .privateKey.export({ type: 'pkcs8', format: 'pem' })
-      .toString(),
     // bcrypt's cost is not what these scripts test; at the default (12) logins would be all they measure.
     BCRYPT_COST: '4',
     RATE_LIMIT: 'off',

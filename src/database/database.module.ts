@@ -4,8 +4,6 @@ import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { dataSourceOptions } from './data-source-options';
-import { installAutocommitRetry } from './deadlock';
-import { Installation } from './installation';
 import { QueryDeadline } from './query-deadline';
 import { SchemaMigrator, SCHEMA_UPGRADED_ENTITIES } from './schema-migrator';
 import type { UpgradedEntity } from './schema-upgrade';
@@ -40,7 +38,6 @@ export class DatabaseModule {
           dataSourceFactory: async (dataSourceOptions) => {
             const dataSource = await new DataSource(dataSourceOptions!).initialize();
             if (dataSource.options.type === 'better-sqlite3') SqliteTransactionGate.install(dataSource);
-            installAutocommitRetry(dataSource);
             if (options.migrate === 'at-start') {
               try {
                 await new SchemaMigrator(dataSource, options.upgradedEntities).bringUpToDate();
@@ -56,11 +53,10 @@ export class DatabaseModule {
       providers: [
         QueryDeadline,
         Transactions,
-        Installation,
         SchemaMigrator,
         { provide: SCHEMA_UPGRADED_ENTITIES, useValue: options.upgradedEntities },
       ],
-      exports: [Transactions, SchemaMigrator, Installation],
+      exports: [Transactions, SchemaMigrator],
     };
   }
 }

@@ -1,17 +1,19 @@
 import { Global, Module } from '@nestjs/common';
+import pino from 'pino';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { AppLogger } from './app-logger';
-import { createPino } from './log-destination';
+import { CENSOR, REDACT_PATHS } from './redaction';
 
-/** Structured logs (pino; JSON, or readable lines with LOG_FORMAT=pretty), secrets redacted wherever they appear in a logged object. */
+/** Structured JSON logs (pino), secrets redacted wherever they appear in a logged object. */
 @Global()
 @Module({
   providers: [
     {
       provide: AppLogger,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => new AppLogger(createPino(config.logLevel, config.logFormat)),
+      useFactory: (config: AppConfig) =>
+        new AppLogger(pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: CENSOR } })),
     },
   ],
   exports: [AppLogger],

@@ -1,13 +1,10 @@
-import { HttpStatus, Inject, Injectable } from '@nestjs/common';
-import type { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
+import { HttpStatus, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isDuplicateKeyError } from '../database/integrity-error';
 import { normalizeHostName, parseTargetUrl, ParsedTargetUrl } from './target-url';
 import type { EntityManager } from 'typeorm';
-import { SessionLimits } from '../sessions/session-limits';
 import { SessionsRepository } from '../sessions/sessions.repository';
 import { UsersRepository } from '../users/users.repository';
 import type { TargetView } from './dto/target.dto';
@@ -18,8 +15,8 @@ export interface TargetQuery {
   targetUrl?: string;
   hostName?: string;
   search?: string;
-  /** At most MAX_LIMIT (the page size cap: a client asking for all gets that many). */
-  limit: number;
+  /** Undefined: all of them from `offset` on. */
+  limit?: number;
   offset: number;
 }
 
@@ -38,8 +35,6 @@ export class TargetsService {
     private readonly sessions: SessionsRepository,
     private readonly users: UsersRepository,
     private readonly clock: Clock,
-    private readonly sessionLimits: SessionLimits,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -59,7 +54,6 @@ export class TargetsService {
         if (existing && (await this.sessions.holdsTarget(sessionId, existing.id, manager))) {
           throw new ApiError(HttpStatus.CONFLICT, TARGET_EXISTS);
         }
-        if (!existing) await this.ensureRoomForTarget(manager, userId);
         const joining =
           existing ??
           (await this.targets.insert(
@@ -76,17 +70,6 @@ export class TargetsService {
     }
   }
 
-  /** MAX_TARGETS_PER_USER, counted behind the user's row lock so requests at once cannot pass it. */
-  private async ensureRoomForTarget(manager: EntityManager, userId: number): Promise<void> {
-    const max = this.config.maxTargetsPerUser;
-    if ((await this.targets.countOwned(userId, manager)) >= max) {
-      throw new ApiError(
-        HttpStatus.CONFLICT,
-        `Target limit reached: at most ${max} targets per user; delete one first`,
-      );
-    }
-  }
-
   /** The active session, else `default session` activated, else a new `default session`. */
   private async activeSessionFor(manager: EntityManager, userId: number): Promise<number> {
     const active = await this.sessions.activeSessionId(userId, manager);
@@ -96,7 +79,6 @@ export class TargetsService {
       await this.sessions.activate(manager, userId, named.id);
       return named.id;
     }
-    await this.sessionLimits.ensureRoomForSession(manager, userId);
     return this.sessions.insertActiveReturningId(manager, {
       userId,
       name: DEFAULT_SESSION_NAME,

@@ -1,0 +1,122 @@
+/**
+ * Modules a plugin must not import: process and shell access, native code, interpreter
+ * internals, and deserializers that execute code. Submodules are forbidden too.
+ */
+export const FORBIDDEN_MODULES: readonly string[] = [
+  'os',
+  'posix',
+  'nt',
+  'subprocess',
+  'pty',
+  'pexpect',
+  'multiprocessing',
+  'concurrent',
+  'asyncio.subprocess',
+  'signal',
+  'resource',
+  'shutil',
+  'ctypes',
+  '_ctypes',
+  'cffi',
+  'mmap',
+  'gc',
+  'inspect',
+  'sys',
+  'builtins',
+  '__builtin__',
+  'importlib',
+  'imp',
+  'pkgutil',
+  'zipimport',
+  'runpy',
+  'code',
+  'codeop',
+  'pdb',
+  'bdb',
+  'timeit',
+  'trace',
+  'profile',
+  'cProfile',
+  'doctest',
+  'pickle',
+  'cPickle',
+  '_pickle',
+  'dill',
+  'shelve',
+  'marshal',
+  'jsonpickle',
+  '_thread',
+  'thread',
+  '_posixsubprocess',
+  '_xxsubinterpreters',
+  '_interpreters',
+  '_testcapi',
+  'socket',
+  '_socket',
+  'ssl',
+  'termios',
+  'tty',
+  'fcntl',
+  // Beyond the required list: these also start processes, load native code, or import and
+  // call objects named by a string (`logging.config.dictConfig({'()': 'os.system'})`).
+  'logging.config',
+  'unittest',
+  'site',
+  'distutils',
+  'setuptools',
+  'pip',
+  'ensurepip',
+  'venv',
+  'tkinter',
+  '_tkinter',
+  'pipes',
+  '_multiprocessing',
+  'idlelib',
+  'pydoc',
+  'webbrowser',
+  '_winapi',
+  'winreg',
+  'msvcrt',
+  'commands',
+  'popen2',
+  '_io',
+];
+
+/** `os` forbids `os` and `os.path`, but not `osmosis`. */
+export function isForbiddenModule(dottedName: string): boolean {
+  return FORBIDDEN_MODULES.some(
+    (forbidden) => dottedName === forbidden || dottedName.startsWith(`${forbidden}.`),
+  );
+}
+
+/**
+ * Attribute names that hand out a forbidden module: many stdlib modules keep the ones they use
+ * as attributes (`pathlib.os`, `tempfile._os`), so `pathlib.os.system('id')` needs no import.
+ */
+export const MODULE_REACHING_NAMES: ReadonlySet<string> = new Set(
+  [
+    'os',
+    'sys',
+    'subprocess',
+    'posix',
+    'nt',
+    'builtins',
+    'importlib',
+    'imp',
+    'ctypes',
+    'pty',
+    'shutil',
+    'pickle',
+    'marshal',
+    'multiprocessing',
+    'posixsubprocess',
+    'thread',
+    'runpy',
+    'pdb',
+    'inspect',
+    'socket',
+    'gc',
+    // enum keeps the builtins module as `bltns`.
+    'bltns',
+  ].flatMap((name) => [name, `_${name}`]),
+);
