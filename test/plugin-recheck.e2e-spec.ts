@@ -67,7 +67,7 @@ describe('re-check of approved plugins when the rules change', () => {
     turned = await approvedUpload('Turned');
     // The first start found nothing approved; these approvals came after it.
     await t.app.get(PluginRecheckService).settled();
-    expect(await rechecks()).toEqual([]);
+    if ((await rechecks()).length > 0) throw new Error('the first start had no approved plugin to re-check');
 
     const url = databaseUrlOf(t);
     const pluginDir = t.config.communityPluginDir;
