@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { execFile } from 'node:child_process';
 import { createHash, createPublicKey, verify } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalJson } from '../src/common/canonical-json';
@@ -14,6 +14,7 @@ import {
   SignedInUser,
   signUpAs,
   upload,
+  pluginFiles,
   validFields,
 } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
@@ -346,7 +347,7 @@ describe('plugin lifecycle', () => {
           (await t.dataSource.query('SELECT file_path FROM plugin_versions')) as Array<{ file_path: string }>
         ).map((row) => row.file_path),
       );
-      expect(readdirSync(t.config.communityPluginDir).filter((file) => !named.has(file))).toEqual([]);
+      expect(pluginFiles(t.config.communityPluginDir).filter((file) => !named.has(file))).toEqual([]);
 
       // A rejected plugin's new version makes it pending again, showing the new version.
       await as(t, boss).post(`community-plugins/${id}/reject/`).send({ reason: 'Revoked' }).expect(200);
@@ -632,7 +633,7 @@ describe('plugin lifecycle', () => {
           }>
         ).map((row) => row.file_path),
       );
-      expect(readdirSync(t.config.communityPluginDir).filter((file) => !named.has(file))).toEqual([]);
+      expect(pluginFiles(t.config.communityPluginDir).filter((file) => !named.has(file))).toEqual([]);
     });
 
     it('ratings from one user sent at once leave one rating, and sums that add up', async () => {

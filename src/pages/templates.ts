@@ -80,14 +80,14 @@ export function confirmPage(): string {
  * `webClient`: FRONTEND_URL, the framework's web client, where people log in; else the API is the place.
  */
 export function verifiedPage(passwordToSet: boolean, webClient: string | null): string {
+  const logIn =
+    webClient === null
+      ? html(
+          'You can log in now, with the API: <code>POST /api/v1/login/</code> with your username or email and ' +
+            `password (the <a href="${DOCS_PATH}">API documentation</a> shows how, and lets you try it).`,
+        )
+      : html(`You can <a href="${escapeHtml(webClient)}" id="log-in">log in now</a>.`);
   if (!passwordToSet) {
-    const logIn =
-      webClient === null
-        ? html(
-            'You can log in now, with the API: <code>POST /api/v1/login/</code> with your username or email and ' +
-              `password (the <a href="${DOCS_PATH}">API documentation</a> shows how, and lets you try it).`,
-          )
-        : html(`You can <a href="${escapeHtml(webClient)}" id="log-in">log in now</a>.`);
     return layout(
       'Email address confirmed',
       section('Email address confirmed', [
@@ -106,8 +106,9 @@ export function verifiedPage(passwordToSet: boolean, webClient: string | null): 
       ),
       html(
         `Set your password on the <a href="${RESET_PATH}">password reset page</a>: ask for a one-time password ` +
-          '(it is mailed to this address), then enter it with your new password. After that you can log in.',
+          '(it is mailed to this address), then enter it with your new password.',
       ),
+      logIn,
     ]),
   );
 }
