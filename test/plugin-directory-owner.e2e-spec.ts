@@ -99,6 +99,8 @@ describe('a plugin directory belongs to one database', () => {
       removedTemporary: [],
       missing: [],
       restored: [],
+      altered: [],
+      unaltered: [],
       claimed: false,
     });
     const down = await readiness(second);
@@ -109,6 +111,7 @@ describe('a plugin directory belongs to one database', () => {
       plugin_directory: expect.stringMatching(
         /^down: the plugin directory belongs to another database \(installation [0-9a-f-]{36}\); give each database its own COMMUNITY_PLUGIN_DIR$/,
       ) as unknown,
+      shutdown: 'up',
     });
 
     // A replica of the first database: same directory, same owner.
@@ -182,6 +185,8 @@ describe('a plugin directory belongs to one database', () => {
       removedTemporary: [],
       missing: [],
       restored: [],
+      altered: [],
+      unaltered: [],
       claimed: true,
     });
     expect(listing(shared)).toEqual([MARKER, ...before].sort());

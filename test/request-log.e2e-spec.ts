@@ -62,8 +62,8 @@ describe('logging (a real process at info level)', () => {
     await call('/api/v1/health', { id: 'start-1' });
     await logOf('start-1');
     // A first start also says which migrations it applied, what it seeded and that it claimed
-    // the plugin directory.
-    const firstStartOnly = new Set(['Migrations', 'Configuration', 'PluginFiles']);
+    // the plugin directory and which key signs the plugin manifest.
+    const firstStartOnly = new Set(['Migrations', 'Configuration', 'PluginFiles', 'PluginManifest']);
     const info = lines().filter(
       (line) => line.level === 30 && line.req === undefined && !firstStartOnly.has(String(line.context)),
     );

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DataSource, Table } from 'typeorm';
+import { login } from './helpers/accounts';
 import { SmtpSink } from './helpers/smtp-sink';
 import { bootApp, createTestApp, TestApp } from './helpers/test-app';
 import {
@@ -357,6 +358,9 @@ describe('schema upgrade at start-up', () => {
 
       // The upgraded rows work through the API, with the same tokens as before.
       const auth = (user: SignedInUser) => ({ Authorization: `Bearer ${user.token}` });
+      // Root became an admin at this start, which ended its sessions: it logs in again.
+      await first.http().get('/api/v1/community-plugins/me/').set(auth(admin)).expect(401);
+      admin.token = await login(first, admin);
       const catalogue = await first.http().get('/api/v1/community-plugins/').set(auth(alice)).expect(200);
       expect((catalogue.body as { data: { plugins: Row[] } }).data.plugins).toEqual([
         {
