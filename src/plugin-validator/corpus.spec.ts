@@ -54,6 +54,16 @@ const generatedHostile: Array<[name: string, bytes: Buffer, rule: string]> = [
     'forbidden-name',
   ],
   [
+    // CPython's compile() reads the cookie line as line 3 and runs UTF-8; tokenize.detect_encoding
+    // (and the tools built on it) reads it as line 2 and decodes another program.
+    'a coding declaration that is on line 2 only for readers splitting at \\n',
+    Buffer.concat([
+      utf8('#!/usr/bin/env python3\r# note\n# vim: set fileencoding=utf-16 :\n'),
+      minimalPlugin,
+    ]),
+    'encoding',
+  ],
+  [
     `more than ${MAX_SOURCE_LINES} lines`,
     Buffer.concat([minimalPlugin, utf8('x = 1\n'.repeat(MAX_SOURCE_LINES))]),
     'too-large',

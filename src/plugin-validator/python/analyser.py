@@ -133,18 +133,11 @@ def check_bytes(raw, findings):
         line, column = byte_position(body, error.start)
         findings.add('encoding', 'Source is not valid UTF-8', line=line, column=column)
         return None
-    # PEP 263 looks at the first two lines, split as CPython's tokenizer splits them.
-    for index, line_bytes in enumerate(re.split(rb'\r\n|\r|\n', body, 2)[:2]):
-        match = CODING.match(line_bytes)
-        if not match:
-            if index == 0 and not re.match(rb'^[ \t\f]*(#.*)?$', line_bytes):
-                break  # a declaration on line 2 counts only after a blank or comment line
-            continue
-        declared = match.group(1).decode('ascii', 'replace').lower().replace('_', '-')
-        if declared not in ('utf-8', 'utf8'):
-            findings.add('encoding', "Coding declaration '%s' is not allowed: plugins must be UTF-8"
-                         % match.group(1).decode('ascii', 'replace'), line=index + 1, column=0)
-        break
+    # PEP 263 looks at the first two lines: split as CPython's tokenizer splits them (any line
+    # break), and as tokenize.detect_encoding does (\n only). Either reading must find UTF-8.
+    for lines in (re.split(rb'\r\n|\r|\n', body, 2)[:2], body.split(b'\n', 2)[:2]):
+        if check_coding_declaration(lines, findings):
+            break
     breaks = len(re.findall(r'\r\n|\r|\n', text))
     lines = breaks + (0 if text == '' or text.endswith(('\n', '\r')) else 1)
     if lines > MAX_SOURCE_LINES:
@@ -153,6 +146,23 @@ def check_bytes(raw, findings):
     if findings.items:
         return None
     return text
+
+
+def check_coding_declaration(lines, findings):
+    """True when the first two lines declare an encoding other than UTF-8 (a finding is added)."""
+    for index, line_bytes in enumerate(lines):
+        match = CODING.match(line_bytes)
+        if not match:
+            if index == 0 and not re.match(rb'^[ \t\f]*(#.*)?$', line_bytes):
+                return False  # a declaration on line 2 counts only after a blank or comment line
+            continue
+        declared = match.group(1).decode('ascii', 'replace').lower().replace('_', '-')
+        if declared in ('utf-8', 'utf8'):
+            return False
+        findings.add('encoding', "Coding declaration '%s' is not allowed: plugins must be UTF-8"
+                     % match.group(1).decode('ascii', 'replace'), line=index + 1, column=0)
+        return True
+    return False
 
 
 def byte_position(body, offset):
