@@ -1,5 +1,6 @@
+# Node 24 LTS, pinned (package.json's engines; docs/development.md says where each Node is tested).
 # Build stage: compiles TypeScript and the native SQLite binding.
-FROM node:20-bookworm-slim AS build
+FROM node:24.11.1-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
@@ -10,9 +11,12 @@ COPY migrations ./migrations
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: production dependencies and the compiled app, as a non-root user.
-FROM node:20-bookworm-slim
+FROM node:24.11.1-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8009
 WORKDIR /app
+# The plugin validator judges uploads with CPython 3.11's own parser (bookworm's python3); the
+# analyser's .py files and tables are in dist/ (copied by `npm run build`).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 && rm -rf /var/lib/apt/lists/*
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./

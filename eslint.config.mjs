@@ -3,12 +3,13 @@ import jest from 'eslint-plugin-jest';
 import tseslint from 'typescript-eslint';
 
 /**
- * Module boundaries (README, "Module layout"). Feature folders of src/, each one Nest module;
+ * Module boundaries (docs/architecture.md, "Module layout"). Feature folders of src/, each one Nest module;
  * the foundations (common, config, database) and users sit below them.
  */
 const FEATURES = [
   'account',
   'admin-cli',
+  'audit',
   'auth',
   'community-plugins',
   'configuration',
@@ -51,6 +52,8 @@ export default tseslint.config(
       '**/*.js',
       '**/*.mjs',
       'test/fixtures/**',
+      // Generated from the OpenAPI document (npm run openapi).
+      'test/openapi-client/schema.d.ts',
     ],
   },
   js.configs.recommended,
@@ -71,6 +74,26 @@ export default tseslint.config(
     FEATURES,
     'src/common, src/config and src/database import no feature module: features depend on them, never the other way round.',
   ),
+  {
+    // The plugin validator is a library (one entry point, its tables beside it): no feature and
+    // no Nest inside, so the API, svc-admin and the scripts use the same program.
+    files: ['src/plugin-validator/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: importOf(FEATURES),
+              message:
+                'src/plugin-validator imports no feature module: features use it, never the other way round.',
+            },
+            { regex: '^@nestjs/', message: 'src/plugin-validator is a library: no Nest inside.' },
+          ],
+        },
+      ],
+    },
+  },
   foundationsImportNoFeature(
     ['src/users/**/*.ts'],
     FEATURES.filter((feature) => feature !== 'users'),

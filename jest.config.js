@@ -22,6 +22,8 @@ module.exports = {
       ...shared,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      // Every answer of a test app is checked against the OpenAPI document.
+      setupFilesAfterEnv: ['<rootDir>/test/openapi-responses.setup.ts'],
     },
   ],
 };

@@ -116,7 +116,7 @@ async function main(): Promise<void> {
     if (!process.argv.includes('--skip-validator')) {
       progress('validator benchmark');
       validator = await runValidatorBench();
-      console.log('\nvalidator (in-process, no HTTP)');
+      console.log("\nvalidator (through the server's worker pool, no HTTP)");
       console.log(formatBenchTable(validator));
     }
     if (jsonFile) {
@@ -143,7 +143,7 @@ const UPLOAD_NAME = `POST /api/v1/community-plugins/upload (${UPLOAD_BYTES / 102
 
 /**
  * Valid plugins, every one expected 201: all from one uploader, who may have ten waiting for
- * the validator (src/community-plugins/validator/validator-pool.ts), so `connections` up to 12
+ * the validator (src/plugin-validator/validator-pool.ts), so `connections` up to 12
  * are queued rather than told 503.
  */
 async function measureUpload(

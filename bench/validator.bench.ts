@@ -1,11 +1,12 @@
 /**
- * Benchmark of the community-plugin validator: part of `npm run bench`, or alone with
+ * Benchmark of the plugin validator through the worker pool the server uses (ValidatorPool: the
+ * python3 analyser processes, their JSON round trip and the fair queue): part of `npm run bench`, or alone with
  *   node --expose-gc --import tsx bench/validator.bench.ts
  * (--expose-gc makes the memory columns steadier; it runs without it too.)
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { validate } from '../src/community-plugins/validator';
+import { ValidatorPool } from '../src/plugin-validator';
 
 export interface BenchRow {
   name: string;
@@ -24,6 +25,16 @@ const TARGET_SMALL_BYTES = 50 * 1024;
 const TARGET_LARGE_BYTES = 200 * 1024;
 
 export async function runValidatorBench(): Promise<BenchRow[]> {
+  const pool = new ValidatorPool();
+  try {
+    return await benchPool(pool);
+  } finally {
+    await pool.onApplicationShutdown();
+  }
+}
+
+async function benchPool(pool: ValidatorPool): Promise<BenchRow[]> {
+  const validate = (source: Buffer) => pool.validate(source, 'bench');
   const corpus = readBenignCorpus();
   const plugin50k = Buffer.from(generatePlugin(TARGET_SMALL_BYTES), 'utf8');
   const plugin200k = Buffer.from(generatePlugin(TARGET_LARGE_BYTES), 'utf8');
@@ -35,12 +46,12 @@ export async function runValidatorBench(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const corpusBytes = corpus.reduce((sum, source) => sum + source.length, 0);
   rows.push(
-    await measure(`benign corpus (${corpus.length} files)`, 50, corpusBytes, async () => {
+    await measure(`benign corpus (${corpus.length} files)`, 10, corpusBytes, async () => {
       for (const source of corpus) await validate(source);
     }),
   );
-  rows.push(await measure('generated ~50 KB plugin', 500, plugin50k.length, () => validate(plugin50k)));
-  rows.push(await measure('generated ~200 KB plugin', 100, plugin200k.length, () => validate(plugin200k)));
+  rows.push(await measure('generated ~50 KB plugin', 200, plugin50k.length, () => validate(plugin50k)));
+  rows.push(await measure('generated ~200 KB plugin', 30, plugin200k.length, () => validate(plugin200k)));
   return rows;
 }
 
@@ -170,12 +181,7 @@ export function formatBenchTable(rows: BenchRow[]): string {
 }
 
 if (require.main === module) {
-  const coldStart = performance.now();
-  validate(Buffer.from('DESCRIPTION = "x"\ndef run(PluginInfo):\n    pass\n'))
-    .then(() => {
-      console.log(`first call (loads the grammar): ${(performance.now() - coldStart).toFixed(1)} ms`);
-      return runValidatorBench();
-    })
+  runValidatorBench()
     .then((rows) => console.log(formatBenchTable(rows)))
     .catch((error: unknown) => {
       console.error(error);

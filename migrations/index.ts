@@ -6,6 +6,8 @@ import { CreateOutbox1763683600000 } from './1763683600000-CreateOutbox';
 import { ReviewKeepsUpdatedAt1763683700000 } from './1763683700000-ReviewKeepsUpdatedAt';
 import { PluginVersionAndTags1763683800000 } from './1763683800000-PluginVersionAndTags';
 import { PluginFileMissing1763683850000 } from './1763683850000-PluginFileMissing';
+import { CreateInstallation1763683860000 } from './1763683860000-CreateInstallation';
+import { PluginLifecycle1763692000000 } from './1763692000000-PluginLifecycle';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -17,4 +19,6 @@ export const migrations = [
   ReviewKeepsUpdatedAt1763683700000,
   PluginVersionAndTags1763683800000,
   PluginFileMissing1763683850000,
+  CreateInstallation1763683860000,
+  PluginLifecycle1763692000000,
 ];

@@ -1,4 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { AuditModule } from './audit/audit.module';
+import { AuditApiModule } from './audit/audit-api.module';
 import { APP_FILTER } from '@nestjs/core';
 import { AccountModule } from './account/account.module';
 import { AuthModule } from './auth/auth.module';
@@ -31,6 +33,8 @@ export class AppModule {
         CommonModule,
         DatabaseModule.forRoot({ upgradedEntities: SCHEMA_UPGRADED_ENTITIES, migrate: 'at-start' }),
         OutboxModule,
+        AuditModule,
+        AuditApiModule,
         MailModule,
         RateLimitModule,
         UsersModule,

@@ -17,12 +17,19 @@ interface ConnectionState {
 }
 
 /**
- * On SIGTERM or SIGINT: stop accepting connections, let every request already received
+ * On SIGTERM or SIGINT: first `drainMs` of business as usual except that `onDrain` has taken
+ * the replica's readiness down (a balancer checking it stops sending new requests), then stop
+ * accepting connections, let every request already received
  * finish (each answer closes its connection, so clients move on), then close the modules
  * (the bcrypt pool, the database) and exit 0. Past `graceMs` the process gives up and exits 1.
  * Must be called before the app starts listening: its middleware has to run first.
  */
-export function enableGracefulShutdown(app: INestApplication, logger: LoggerService, graceMs: number): void {
+export function enableGracefulShutdown(
+  app: INestApplication,
+  logger: LoggerService,
+  graceMs: number,
+  drain: { ms: number; onDrain: () => void } = { ms: 0, onDrain: () => undefined },
+): void {
   const connections = new Map<Socket, ConnectionState>();
   const inFlight = new Set<ServerResponse>();
   let shuttingDown = false;
@@ -61,6 +68,19 @@ export function enableGracefulShutdown(app: INestApplication, logger: LoggerServ
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
+      drain.onDrain();
+      if (drain.ms > 0) {
+        logger.log(
+          `${signal} received: readiness down, serving ${drain.ms} ms more while the balancer lets go`,
+          'Main',
+        );
+        setTimeout(() => stop(signal), drain.ms);
+      } else stop(signal);
+    });
+  }
+
+  function stop(signal: string): void {
+    {
       shuttingDown = true;
       setTimeout(() => {
         logger.error(`Requests still in flight after ${graceMs} ms; exiting`, 'Main');
@@ -88,6 +108,6 @@ export function enableGracefulShutdown(app: INestApplication, logger: LoggerServ
       }
       closeIdle(false);
       setTimeout(() => closeIdle(true), UNSENT_REQUEST_WAIT_MS).unref();
-    });
+    }
   }
 }

@@ -3,14 +3,19 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
 import { configureApp } from './bootstrap';
+import {
+  ForeignPluginDirectoryError,
+  PluginDirectoryClaim,
+} from './community-plugins/plugin-directory-claim';
 import { createHttpAdapter } from './http/http-adapter';
 import { AppLogger } from './logging/app-logger';
 import { ConfigError } from './config/app-config';
 import type { AppConfig } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
 import { enableGracefulShutdown } from './graceful-shutdown';
+import { Readiness } from './health/readiness';
 import { waitForDatabase } from './database/wait-for-database';
-import pino from 'pino';
+import { createPino } from './logging/log-destination';
 
 function loadConfigOrExit(): AppConfig {
   try {
@@ -22,12 +27,23 @@ function loadConfigOrExit(): AppConfig {
   }
 }
 
+/** Why uploads and reconciliation are refused, when the plugin directory is another database's. */
+async function pluginDirectoryRefusal(app: NestFastifyApplication): Promise<string | null> {
+  try {
+    await app.get(PluginDirectoryClaim).claim();
+    return null;
+  } catch (error) {
+    // Other faults (a full disk, permissions) are logged where they happen and may heal.
+    return error instanceof ForeignPluginDirectoryError ? error.message : null;
+  }
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
   const config = loadConfigOrExit();
   // Before Nest: a database that is not there yet is waited for, one log line per try, and
   // one that never comes is one line on stderr (below), not a framework stack trace.
-  const startupLog = pino({ level: config.logLevel });
+  const startupLog = createPino(config.logLevel, config.logFormat);
   await waitForDatabase(config.database, {
     waitMs: config.databaseStartupWaitMs,
     attemptTimeoutMs: config.databaseQueryTimeoutMs,
@@ -43,15 +59,22 @@ async function main(): Promise<void> {
   );
   const logger = app.get(AppLogger);
   app.useLogger(logger);
-  enableGracefulShutdown(app, logger, config.shutdownGraceMs);
+  const readiness = app.get(Readiness);
+  enableGracefulShutdown(app, logger, config.shutdownGraceMs, {
+    ms: config.shutdownDrainMs,
+    onDrain: () => readiness.stop(),
+  });
   await configureApp(app);
   await app.listen(config.port, config.host);
   const database =
     config.database.type === 'sqlite' ? `SQLite ${config.database.path}` : `MySQL ${config.database.host}`;
-  logger.log(
-    `svc-api listening on http://${config.host}:${config.port} (${database}), ready in ${Math.round(performance.now() - started)} ms`,
-    'Main',
-  );
+  const listening = `svc-api listening on http://${config.host}:${config.port} (${database})`;
+  const refusal = await pluginDirectoryRefusal(app);
+  if (refusal === null) {
+    logger.log(`${listening}, ready in ${Math.round(performance.now() - started)} ms`, 'Main');
+  } else {
+    logger.error(`${listening}, NOT READY: ${refusal}`, 'Main');
+  }
 }
 
 main().catch((error: unknown) => {

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { activate, login, register, STRONG_PASSWORD } from './helpers/accounts';
+import { login, register, setPasswordByOtp, STRONG_PASSWORD } from './helpers/accounts';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp, TEST_JWT_SECRET } from './helpers/test-app';
 import { databaseUrlOf, SignedInUser, signUpAs } from './helpers/marketplace';
@@ -104,10 +104,17 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
 
       expect(await svcAdmin(url, ['promote', ' Alice@Example.COM '])).toEqual({
         code: 0,
-        stdout: 'Promoted Alice@Example.COM to admin\n',
+        stdout: 'Promoted Alice@Example.COM to admin; its tokens were revoked, so it logs in again\n',
         stderr: '',
       });
       expect(await isAdminInDatabase(t, 'alice@example.com')).toBe(true);
+      // A promotion revokes the tokens issued before it, as start-up promotion does.
+      await t
+        .http()
+        .get('/api/v1/community-plugins/me/')
+        .set('Authorization', `Bearer ${alice.token}`)
+        .expect(401);
+      alice = { ...alice, token: await login(t, alice) };
       expect(await isAdminOverHttp(alice)).toBe(true);
       expect(
         (
@@ -125,8 +132,36 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
       });
     });
 
+    it('clears a password not set through the OTP mail on promotion, and says how the owner sets one', async () => {
+      const legacy = await signUpAs(t, smtp, 'legacy');
+      // A password from before confirmation cleared unproven ones: chosen at registration.
+      await t.dataSource.query('UPDATE users SET password_set_via_otp = ? WHERE email = ?', [
+        false,
+        legacy.email,
+      ]);
+      expect(await svcAdmin(url, ['promote', legacy.email])).toEqual({
+        code: 0,
+        stdout: 'Promoted legacy@example.com to admin; its tokens were revoked, so it logs in again\n',
+        stderr:
+          'Note: the password of legacy@example.com was not set through the OTP mail, so it was cleared: ' +
+          'the owner sets one at /password-reset (generate/otp, then new-password) before logging in.\n',
+      });
+      expect(
+        (
+          await t
+            .http()
+            .post('/api/v1/login/')
+            .send({ emailOrUsername: legacy.email, password: legacy.password })
+        ).body,
+      ).toEqual(accountFail('Invalid login credentials'));
+      await setPasswordByOtp(t, smtp, legacy);
+      expect(await isAdminOverHttp({ ...legacy, token: await login(t, legacy) })).toBe(true);
+      expect((await svcAdmin(url, ['demote', legacy.email])).code).toBe(0);
+    });
+
     it('lists one line per admin: id, email and name', async () => {
       await svcAdmin(url, ['promote', bob.email]);
+      bob = { ...bob, token: await login(t, bob) };
       expect(await svcAdmin(url, ['list'])).toEqual({
         code: 0,
         stdout: `${alice.id}\talice@example.com\talice\n${bob.id}\tbob@example.com\tbob\n`,
@@ -266,8 +301,11 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
       expect(await meStatus(carl.token)).toBe(401);
       expect(await meStatus(secondToken)).toBe(401);
       expect(await loginBody(carl)).toEqual(accountFail('Your account is not active'));
-      // The activation link confirms an email; it does not undo an operator's decision.
-      await activate(t, smtp, carl);
+      // An account already confirmed gets no activation link, so none can undo an operator's decision.
+      smtp.clear();
+      await t.http().post('/api/v1/generate/confirm_email/').send({ email: carl.email }).expect(200);
+      await t.deliverMail();
+      expect(smtp.lastTo(carl.email)).toBeUndefined();
       expect(await loginBody(carl)).toEqual(accountFail('Your account is not active'));
       expect(await svcAdmin(url, ['deactivate', carl.email])).toEqual({
         code: 0,

@@ -9,7 +9,6 @@ const { join, relative } = require('node:path');
 const ROOT = join(__dirname, '..');
 const WORKERS = {
   'bcrypt-worker': 'src/account/bcrypt-worker',
-  'validation-worker': 'src/community-plugins/validator/validation-worker',
 };
 
 const moduleNameMapper = Object.fromEntries(

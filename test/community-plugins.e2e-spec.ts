@@ -158,6 +158,8 @@ describe('community plugins: catalogue, review, views', () => {
         reviewed_by_user_id: null,
         reviewed_at: null,
         file_missing: false,
+        file_altered: false,
+        pending_version: '1.0.0',
         execution_timeout: 120,
       });
       expect((await get(bob, `${plugin.id}/`).expect(404)).body).toEqual(notFound);
@@ -368,6 +370,8 @@ describe('community plugins: catalogue, review, views', () => {
         status: 'approved',
         approval_status: 'approved',
         file_missing: false,
+        file_altered: false,
+        pending_version: null,
         reviewed_by_user_id: boss.id,
         reviewed_at: expect.any(String),
         execution_timeout: 300,

@@ -1,7 +1,8 @@
 import { ConfigurationRepository } from '../src/configuration/configuration.repository';
 import { isDuplicateKeyError, isForeignKeyError } from '../src/database/integrity-error';
 import { containsPattern, LIKE_ESCAPE } from '../src/database/like';
-import { NamedLockTimeoutError, withNamedLock } from '../src/database/named-lock';
+import { LOCK_TABLE, NamedLockTimeoutError, withNamedLock } from '../src/database/named-lock';
+import { Transactions } from '../src/database/transactions';
 import { SessionsRepository } from '../src/sessions/sessions.repository';
 import { UsersRepository } from '../src/users/users.repository';
 import { createTestApp, TestApp } from './helpers/test-app';
@@ -106,6 +107,65 @@ describe('database helpers and repository shortcuts', () => {
         withNamedLock(t.dataSource, LOCK, () => Promise.reject(new Error('failed')), 0),
       ).rejects.toThrow('failed');
       expect(await withNamedLock(t.dataSource, LOCK, () => Promise.resolve('again'), 0)).toBe('again');
+    });
+
+    it('is a row, so a lock held on another Galera node counts; a holder whose lease ran out loses it (MySQL)', async () => {
+      if (!isMysql()) return;
+      // Taken by a replica that died (another process, another node): its lease is still running.
+      await withNamedLock(t.dataSource, LOCK, () => Promise.resolve());
+      await t.dataSource.query(`UPDATE ${LOCK_TABLE} SET holder = ?, expires_at = ? WHERE name = ?`, [
+        'another-replica',
+        Date.now() + 60_000,
+        LOCK.name,
+      ]);
+      const refused = await withNamedLock(t.dataSource, LOCK, () => Promise.resolve('ran'), 0).catch(
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(NamedLockTimeoutError);
+      // Its lease ran out: the lock is taken over, and left free afterwards.
+      await t.dataSource.query(`UPDATE ${LOCK_TABLE} SET expires_at = ? WHERE name = ?`, [
+        Date.now() - 1,
+        LOCK.name,
+      ]);
+      expect(await withNamedLock(t.dataSource, LOCK, () => Promise.resolve('ran'), 0)).toBe('ran');
+      const [row] = (await t.dataSource.query(`SELECT holder FROM ${LOCK_TABLE} WHERE name = ?`, [
+        LOCK.name,
+      ])) as Array<{ holder: string | null }>;
+      expect(row.holder).toBeNull();
+    });
+  });
+
+  describe('Transactions.run and write conflicts', () => {
+    it('runs a transaction that lost a deadlock again from its start, so both rivals commit once (MySQL)', async () => {
+      if (!isMysql()) return; // SQLite: one writer at a time, no deadlock to lose.
+      const carol = await signUpAs(t, smtp, 'carol');
+      const dave = await signUpAs(t, smtp, 'dave');
+      const users = t.app.get(UsersRepository);
+      const transactions = t.app.get(Transactions);
+      // Each rival locks one user, waits until the other holds its own, then asks for the
+      // other's: InnoDB breaks the cycle by rolling one back (error 1213), as Galera does
+      // with a certification conflict.
+      let runs = 0;
+      let holding = 0;
+      let bothHold!: () => void;
+      const bothHolding = new Promise<void>((resolve) => (bothHold = resolve));
+      const rival = (first: number, second: number) =>
+        transactions.run(async (manager) => {
+          runs += 1;
+          await users.lockUser(manager, first);
+          if (runs <= 2) {
+            holding += 1;
+            if (holding === 2) bothHold();
+            await bothHolding;
+          }
+          await users.lockUser(manager, second);
+          return 'committed';
+        });
+      expect(await Promise.all([rival(carol.id, dave.id), rival(dave.id, carol.id)])).toEqual([
+        'committed',
+        'committed',
+      ]);
+      expect(runs).toBe(3); // the victim ran twice, the winner once
     });
   });
 

@@ -29,7 +29,8 @@ describe('mail without SMTP_HOST', () => {
     const block = printed.join('');
     expect(block).toContain(`mail to ${user.email}`);
     expect(block).toContain('Subject: Account Activation');
-    expect(block).toContain(`Hello ${user.username},`);
+    // No username in a mail to an unconfirmed address.
+    expect(block).toContain('Hello,\n');
     expect(block).not.toMatch(/<\/?(p|a|b)\b/);
     const key = /http:\/\/10\.1\.2\.3:9000\/email-verify\/([0-9a-f-]{36})/.exec(block)?.[1];
     expect(key).toBeDefined();

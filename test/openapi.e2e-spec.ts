@@ -4,6 +4,7 @@ import { toAdminView, toOwnerView, toPublicView } from '../src/community-plugins
 import { Target, toTargetView } from '../src/targets/target.entity';
 import type { ApiHttpAdapter } from '../src/http/http-adapter';
 import { signUpAs } from './helpers/marketplace';
+import { ResponseChecker } from './helpers/openapi-responses';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
@@ -18,10 +19,14 @@ interface Schema {
   properties?: Record<string, Schema>;
   items?: Schema;
   allOf?: Schema[];
+  oneOf?: Schema[];
+  nullable?: boolean;
+  additionalProperties?: boolean | Schema;
 }
 interface Response {
   description: string;
   content?: Record<string, { schema: Schema }>;
+  headers?: Record<string, { required?: boolean; schema: Schema }>;
 }
 interface Operation {
   operationId: string;
@@ -34,6 +39,7 @@ interface Operation {
 }
 type OpenApi = {
   openapi: string;
+  servers?: Array<{ url: string; description?: string }>;
   paths: Record<string, Record<string, Operation>>;
   components: { securitySchemes: Record<string, unknown>; schemas: Record<string, Schema> };
 };
@@ -50,8 +56,10 @@ const STATUSES_IN_USE = [
   '409',
   '410',
   '413',
+  '415',
   '422',
   '429',
+  '500',
   '503',
   '507',
 ];
@@ -64,7 +72,8 @@ const STATUSES_IN_USE = [
 function servedRoutes(t: TestApp): string[] {
   const adapter = t.app.getHttpAdapter() as unknown as ApiHttpAdapter;
   return adapter.servedRoutes.flatMap(({ method, url }) => {
-    if (!url.startsWith('/api/v1') || method === 'HEAD') return [];
+    // `/api/v1` itself answers as the index page `/` does (docs/api.md, Pages): no operation.
+    if (!url.startsWith('/api/v1/') || method === 'HEAD') return [];
     return [`${method} ${url.replace(/:(\w+)/g, '{$1}').replace(/(.)\/$/, '$1')}`];
   });
 }
@@ -191,8 +200,10 @@ describe('OpenAPI document', () => {
       '401',
       '409',
       '413',
+      '415',
       '422',
       '429',
+      '500',
       '503',
       '507',
     ]);
@@ -204,7 +215,7 @@ describe('OpenAPI document', () => {
     const ok = (path: string, method: string, status = '200') =>
       doc.paths[path][method].responses[status].content!['application/json'].schema;
     // Account answers: the contract's members, and the same under data.
-    const account = resolve(ok('/api/v1/login', 'post'));
+    const account = resolve(ok('/api/v1/register', 'post'));
     expect(Object.keys(account.properties!).sort()).toEqual(['data', 'email', 'message', 'status']);
     const accountData = account.properties!.data;
     expect(accountData.$ref ?? accountData.allOf?.[0].$ref).toBe('#/components/schemas/AccountResponseData');
@@ -214,7 +225,6 @@ describe('OpenAPI document', () => {
       'status',
     ]);
     for (const [path, method] of [
-      ['/api/v1/register', 'post'],
       ['/api/v1/logout', 'get'],
       ['/api/v1/generate/confirm_email', 'post'],
       ['/api/v1/verify/confirm_email/{keyValue}', 'get'],
@@ -222,11 +232,19 @@ describe('OpenAPI document', () => {
       ['/api/v1/verify/otp', 'post'],
       ['/api/v1/new-password', 'post'],
     ]) {
-      expect([path, doc.paths[path][method].responses['200'].content!['application/json'].schema]).toEqual([
-        path,
-        ok('/api/v1/login', 'post'),
-      ]);
+      expect([path, ok(path, method)]).toEqual([path, ok('/api/v1/register', 'post')]);
     }
+    // Login: the token under message['jwt-token'] (and data.message), or a failure, told by status.
+    expect(ok('/api/v1/login', 'post')).toEqual({
+      oneOf: [
+        { $ref: '#/components/schemas/LoginSucceeded' },
+        { $ref: '#/components/schemas/AccountFailure' },
+      ],
+    });
+    expect(doc.components.schemas.LoginToken).toMatchObject({
+      properties: { 'jwt-token': { type: 'string' } },
+      required: ['jwt-token'],
+    });
     // Every plugin list is a page.
     const mine = resolve(ok('/api/v1/community-plugins/mine', 'get').properties!.data);
     expect(Object.keys(mine.properties!).sort()).toEqual(['limit', 'offset', 'plugins', 'total']);
@@ -297,6 +315,43 @@ describe('OpenAPI document', () => {
     expect(documented('Target')).toEqual(Object.keys(toTargetView(target)).sort());
   });
 
+  it('declares its server, the total count header, typed nulls and closed answer schemas', () => {
+    expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) as string }]);
+    expect(doc.paths['/api/v1/targets'].get.responses['200'].headers?.['X-Total-Count']).toMatchObject({
+      required: true,
+      schema: { type: 'integer' },
+    });
+    const deleted = doc.paths['/api/v1/community-plugins/{id}/delete'].delete.responses['200'];
+    expect(resolve(deleted.content!['application/json'].schema).properties!.data).toMatchObject({
+      type: 'string',
+      nullable: true,
+      enum: [null],
+    });
+    for (const view of ['PublicPlugin', 'OwnerPlugin', 'AdminPlugin', 'LoginSucceeded', 'Target']) {
+      expect([view, doc.components.schemas[view].additionalProperties]).toEqual([view, false]);
+    }
+    // A refusal may carry more for its clients (findings under data).
+    expect(doc.components.schemas.Fail.additionalProperties).toBeUndefined();
+  });
+
+  it('reports an answer that does not match, naming its operation, status and path', () => {
+    const checker = new ResponseChecker(doc as unknown as ConstructorParameters<typeof ResponseChecker>[0]);
+    const json = { 'content-type': 'application/json; charset=utf-8' };
+    const list = (body: unknown, status = 200) =>
+      checker.check('get', '/api/v1/sessions/', status, json, JSON.stringify(body));
+    expect(list({ status: 'success', data: [{ id: 1, name: 'a', active: true }] })).toBeNull();
+    expect(list({ status: 'success', data: [{ id: '1', name: 'a', active: true }] })).toMatch(
+      /^GET \/api\/v1\/sessions \(SessionsController_\w+\) answered 200: \/data\/0\/id must be number/,
+    );
+    expect(list({ status: 'success', data: [{ id: 1, name: 'a', active: true, file_path: 'x' }] })).toContain(
+      'must NOT have additional properties',
+    );
+    expect(list({ status: 'fail', message: 'x' }, 418)).toContain('a status the document does not declare');
+    expect(checker.check('get', '/api/v1/targets/', 200, json, '{"status":"success","data":[]}')).toContain(
+      'without the header X-Total-Count',
+    );
+  });
+
   it('documents the session path shapes each with the five methods, and their spec operations', () => {
     for (const path of [
       '/api/v1/sessions',
@@ -320,6 +375,10 @@ describe('OpenAPI document', () => {
     expect(Object.keys(doc.paths['/api/v1/sessions/{session_id}'].post.responses).sort()).toEqual([
       '400',
       '401',
+      '413',
+      '415',
+      '500',
+      '503',
     ]);
   });
 
@@ -374,8 +433,14 @@ describe('OpenAPI document', () => {
     });
 
     it('lists 403 on exactly the operations that refuse a user who is not an admin, and never refuse an admin', async () => {
+      // Other 403s (an admin reviewing their own upload, an author rating their own plugin) are the
+      // operation's own; the admin refusal is the one listed with its message.
       const listing = signedIn()
-        .filter(({ operation }) => '403' in operation.responses)
+        .filter(({ operation }) =>
+          String(
+            (operation.responses['403'] as { description?: string } | undefined)?.description ?? '',
+          ).includes('Admin privileges required'),
+        )
         .map(({ key }) => key);
       const refusals: Array<[string, unknown]> = [];
       for (const { key, method, path } of signedIn()) {

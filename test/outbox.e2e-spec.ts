@@ -50,6 +50,7 @@ describe('mail outbox', () => {
 
   it('keeps a refused mail queued, with the reason and without its content, and sends it once SMTP takes it', async () => {
     const user = await signUp(t, smtp, 'queued');
+    const sentBefore = smtp.received.length;
     smtp.rejectAll = true;
     await t.http().post('/api/v1/generate/otp/').send({ emailOrUsername: user.email }).expect(200);
     await t.deliverMail();
@@ -62,7 +63,7 @@ describe('mail outbox', () => {
     smtp.rejectAll = false;
     t.clock.advance(7_000);
     await t.deliverMail();
-    expect(smtp.received.filter((mail) => mail.to.includes(user.email))).toHaveLength(2);
+    expect(smtp.received.slice(sentBefore).filter((mail) => mail.to.includes(user.email))).toHaveLength(1);
     expect(await jobsOf(t)).toEqual([]);
   });
 
@@ -89,6 +90,7 @@ describe('mail outbox', () => {
 
   it('loses nothing across a restart: a mail queued before the stop goes out after the start', async () => {
     const user = await signUp(t, smtp, 'restart');
+    const sentBefore = smtp.received.length;
     smtp.rejectAll = true;
     await t.http().post('/api/v1/generate/otp/').send({ emailOrUsername: user.email }).expect(200);
     await t.deliverMail();
@@ -100,9 +102,9 @@ describe('mail outbox', () => {
     expect(await jobsOf(t)).toHaveLength(1);
     t.clock.advance(7_000);
     await t.deliverMail();
-    const otpMails = smtp.received.filter(
-      (mail) => mail.to.includes(user.email) && mail.subject === 'OTP for Password Change',
-    );
+    const otpMails = smtp.received
+      .slice(sentBefore)
+      .filter((mail) => mail.to.includes(user.email) && mail.subject === 'OTP for Password Change');
     expect(otpMails).toHaveLength(1);
     expect(await jobsOf(t)).toEqual([]);
   });

@@ -2,16 +2,23 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { login, mailedOtp, newUser, register, registerAndActivate, type TestUser } from './helpers/accounts';
+import {
+  login,
+  mailedOtp,
+  newUser,
+  register,
+  registerAndActivate,
+  setPasswordByOtp,
+  type TestUser,
+} from './helpers/accounts';
 import { freePort } from './helpers/api-process';
+import { chromiumLack, chromiumPath, describeNeeding } from './helpers/prerequisites';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
 jest.setTimeout(60_000);
 
 const HOUR_MS = 60 * 60 * 1000;
-/** Debian's chromium; .ci/run installs it when it is missing. */
-const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -28,7 +35,7 @@ const CHROMIUM_ARGS = [
  * (read from the SMTP sink), the password reset with the OTP of a real mail. The app listens
  * on a real port, and PORT names it, so the mail's link is the default one.
  */
-describe('pages in a browser', () => {
+describeNeeding(chromiumLack(), 'pages in a browser', () => {
   const smtp = new SmtpSink();
   let t: TestApp;
   let base: string;
@@ -47,7 +54,7 @@ describe('pages in a browser', () => {
     base = `http://127.0.0.1:${port}`;
     userDataDir = mkdtempSync(join(tmpdir(), 'svc-chromium-'));
     browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
+      executablePath: chromiumPath()!,
       headless: true,
       args: CHROMIUM_ARGS,
     });
@@ -128,6 +135,11 @@ describe('pages in a browser', () => {
     await page.getByRole('button', { name: 'Confirm my email address' }).click();
     await page.waitForSelector('h1:text("Email address confirmed")');
     expect(await page.locator('main').textContent()).toContain('your account is active');
+    // The password chosen at registration is not kept: the page says so and links the reset page.
+    expect(await page.locator('main').textContent()).toContain('Your account has no password yet');
+    expect(await page.locator('main a[href="/password-reset"]').count()).toBe(1);
+    await expectLogin(user, user.password, 'fail');
+    await setPasswordByOtp(t, smtp, user);
     await login(t, user);
 
     // The same link again: used up.
@@ -162,6 +174,7 @@ describe('pages in a browser', () => {
     await page.goto(newLink!);
     await page.getByRole('button', { name: 'Confirm my email address' }).click();
     await page.waitForSelector('h1:text("Email address confirmed")');
+    await setPasswordByOtp(t, smtp, user);
     await login(t, user);
     expect(reported()).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import { activationKey, login, newUser, register, type TestUser } from './helpers/accounts';
+import { activationKey, login, newUser, register, setPasswordByOtp, type TestUser } from './helpers/accounts';
 import { accountFail, okMessage } from './helpers/envelopes';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
@@ -107,6 +107,8 @@ describe('pages', () => {
       const confirmed = await t.http().post(`/email-verify/${key}`).type('form').send('').expect(200);
       expectPage(confirmed);
       expect(confirmed.text).toContain('Email address confirmed');
+      expect(confirmed.text).toContain('<a href="/password-reset">');
+      await setPasswordByOtp(t, smtp, user);
       await login(t, user);
 
       const again = await t.http().post(`/email-verify/${key}`).expect(404);
@@ -182,7 +184,9 @@ describe('pages', () => {
     expect(unknownKey.body).toEqual(okMessage('Invalid Link'));
     expect(unknownKey.headers['cache-control']).toBe('no-store');
     await t.http().delete('/api/v1/configuration/').expect(405);
-    await t.http().delete('/').expect(404);
+    // The index is a known path too: a method it lacks is 405, as on the API's paths.
+    const wrongMethod = await t.http().delete('/').expect(405);
+    expect(wrongMethod.headers.allow).toBe('GET, HEAD');
   });
 
   async function expectLoginRefused(user: TestUser): Promise<void> {

@@ -49,6 +49,9 @@ describe('plugin file reconciliation', () => {
       removedTemporary: ['.upload-0123456789abcdef01234567.tmp'],
       missing: [],
       restored: [],
+      claimed: true,
+      altered: [],
+      unaltered: [],
     });
     expect(readdirSync(dir()).sort()).toEqual(
       [

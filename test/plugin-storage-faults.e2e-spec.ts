@@ -1,4 +1,3 @@
-/* eslint-disable jest/no-standalone-expect -- withMount is `it`, or `it.skip` where mount is not permitted */
 import { Logger } from '@nestjs/common';
 import { execFileSync } from 'node:child_process';
 import {
@@ -15,6 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fail } from './helpers/envelopes';
+import { describeNeeding, type Lack } from './helpers/prerequisites';
 import { benignPlugin, pluginState, signUpAs, upload, validFields } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
@@ -22,26 +22,23 @@ import { createTestApp, TestApp } from './helpers/test-app';
 /**
  * Real storage faults: a full tmpfs, a read-only bind mount, a path that is a file, and free
  * space below PLUGIN_DIR_MIN_FREE_BYTES. Mounting needs root (CI runs as root); where mount is
- * not permitted those tests are skipped and say why.
+ * not permitted those tests are skipped, with one line saying why.
  */
-const mountRefusal = (() => {
+const mountLack = ((): Lack | null => {
   const probe = mkdtempSync(join(tmpdir(), 'svc-mount-probe-'));
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { stdio: 'pipe' });
     execFileSync('umount', [probe], { stdio: 'pipe' });
     return null;
   } catch (error) {
-    return (error as Error).message.split('\n')[0];
+    return {
+      missing: `permission to mount (${(error as Error).message.split('\n')[0]})`,
+      remedy: 'run the tests as root',
+    };
   } finally {
     rmSync(probe, { recursive: true, force: true });
   }
 })();
-if (mountRefusal) {
-  process.stderr.write(
-    `plugin-storage-faults: mount is not permitted here (${mountRefusal}); skipping the mount tests\n`,
-  );
-}
-const withMount = mountRefusal ? it.skip : it;
 
 const mount = (...args: string[]) => execFileSync('mount', args, { stdio: 'pipe' });
 
@@ -70,9 +67,8 @@ describe('community plugins: storage faults', () => {
     return { status: response.status, body: response.body as { errors?: Record<string, string> } };
   }
 
-  withMount(
-    'answers 507 on a full disk, leaving no file and no row, and readiness is down until space is back',
-    async () => {
+  describeNeeding(mountLack, 'storage faults on mounts', () => {
+    it('answers 507 on a full disk, leaving no file and no row, and readiness is down until space is back', async () => {
       const directory = mkdtempSync(join(tmpdir(), 'svc-full-'));
       mount('-t', 'tmpfs', '-o', 'size=1m,mode=0750', 'tmpfs', directory);
       mounts.push(directory);
@@ -81,13 +77,15 @@ describe('community plugins: storage faults', () => {
 
       const filler = join(directory, 'filler.bin');
       const fd = openSync(filler, 'w');
+      let stoppedBy: string | undefined;
       try {
         for (;;) writeSync(fd, Buffer.alloc(4096, 1));
       } catch (error) {
-        expect((error as NodeJS.ErrnoException).code).toBe('ENOSPC');
+        stoppedBy = (error as NodeJS.ErrnoException).code;
       } finally {
         closeSync(fd);
       }
+      expect(stoppedBy).toBe('ENOSPC');
 
       const before = await pluginState(app);
       const refused = await upload(app, token, {
@@ -99,7 +97,7 @@ describe('community plugins: storage faults', () => {
         fail('Not enough storage space to save the plugin'),
       ]);
       expect(await pluginState(app)).toEqual(before);
-      expect(readdirSync(directory)).toEqual(['filler.bin']);
+      expect(readdirSync(directory).sort()).toEqual(['.svc-installation', 'filler.bin']);
       const down = await readiness(app);
       expect([down.status, down.body.errors?.plugin_directory]).toEqual([503, 'down']);
 
@@ -110,12 +108,9 @@ describe('community plugins: storage faults', () => {
         file: benignPlugin('fits'),
       });
       expect(stored.status).toBe(201);
-    },
-  );
+    });
 
-  withMount(
-    'answers 503 naming the cause when the directory is read-only; the log names the directory, the answer does not',
-    async () => {
+    it('answers 503 naming the cause when the directory is read-only; the log names the directory, the answer does not', async () => {
       const directory = mkdtempSync(join(tmpdir(), 'svc-readonly-'));
       mount('--bind', directory, directory);
       mounts.push(directory);
@@ -139,8 +134,8 @@ describe('community plugins: storage faults', () => {
       );
       const down = await readiness(app);
       expect([down.status, down.body.errors?.plugin_directory]).toEqual([503, 'down']);
-    },
-  );
+    });
+  });
 
   it('answers 503 when the plugin directory is a file, and readiness is down', async () => {
     const parent = mkdtempSync(join(tmpdir(), 'svc-notdir-'));
@@ -173,7 +168,7 @@ describe('community plugins: storage faults', () => {
     const down = await readiness(app);
     expect([down.status, down.body.errors]).toEqual([
       503,
-      { database: 'up', migrations: 'up', plugin_directory: 'down' },
+      { database: 'up', migrations: 'up', plugin_directory: 'down', shutdown: 'up' },
     ]);
   });
 });

@@ -11,6 +11,7 @@ import { freePort, post, PostAnswer, startApiProcess } from './helpers/api-proce
 import type { ApiProcess } from './helpers/api-process';
 import { signUp } from './helpers/accounts';
 import { emptyDatabase, testDatabaseUrl } from './helpers/database';
+import { describeNeeding, redisLack, testRedisUrl } from './helpers/prerequisites';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 import { accountFail } from './helpers/envelopes';
@@ -199,9 +200,8 @@ describe('RATE_LIMIT=off', () => {
 });
 
 /** Two API processes on one database and one Redis: the limits are the replicas' together. */
-describe('limits shared by replicas through Redis', () => {
-  const REDIS_DB = 9;
-  const redisUrl = `redis://127.0.0.1:6379/${REDIS_DB}`;
+describeNeeding(redisLack(), 'limits shared by replicas through Redis', () => {
+  const redisUrl = testRedisUrl();
   const redis = new Redis(redisUrl, { lazyConnect: true });
   let replicas: ApiProcess[] = [];
 

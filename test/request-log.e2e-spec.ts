@@ -61,8 +61,9 @@ describe('logging (a real process at info level)', () => {
   it('starts with one info line naming the address, and route mapping only at debug', async () => {
     await call('/api/v1/health', { id: 'start-1' });
     await logOf('start-1');
-    // A first start also says which migrations it applied and what it seeded.
-    const firstStartOnly = new Set(['Migrations', 'Configuration']);
+    // A first start also says which migrations it applied, what it seeded and that it claimed
+    // the plugin directory and which key signs the plugin manifest.
+    const firstStartOnly = new Set(['Migrations', 'Configuration', 'PluginFiles', 'PluginManifest']);
     const info = lines().filter(
       (line) => line.level === 30 && line.req === undefined && !firstStartOnly.has(String(line.context)),
     );
@@ -100,6 +101,13 @@ describe('logging (a real process at info level)', () => {
     await call('/api/v1/verify/confirm_email/leak-me-4', { id: 'secret-2' });
     await call('/api/v1/new-password/?otp=leak-me-5&password=leak-me-6', { id: 'secret-3', method: 'POST' });
     expect((await logOf('secret-2')).req?.url).toBe('/api/v1/verify/confirm_email/[Redacted]');
+    // Percent-encoded spellings reach the same handlers; the key is redacted on the decoded path.
+    await call('/api/v1/verify/confirm%5Femail/leak-me-7', { id: 'secret-4' });
+    await call('/email%2Dverify/leak-me-8', { id: 'secret-5', method: 'POST' });
+    await call('/api/v1/verify/confirm_email/leak%2Dme-9', { id: 'secret-6' });
+    expect((await logOf('secret-4')).req?.url).toBe('/api/v1/verify/confirm_email/[Redacted]');
+    expect((await logOf('secret-5')).req?.url).toBe('/email-verify/[Redacted]');
+    expect((await logOf('secret-6')).req?.url).toBe('/api/v1/verify/confirm_email/[Redacted]');
     await logOf('secret-1');
     await logOf('secret-3');
     expect(api.stdout() + api.stderr()).not.toMatch(/leak-me/);

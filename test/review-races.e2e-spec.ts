@@ -1,7 +1,13 @@
-import { readdirSync } from 'node:fs';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
-import { benignPlugin, SignedInUser, signUpAs, upload, validFields } from './helpers/marketplace';
+import {
+  benignPlugin,
+  pluginFiles,
+  SignedInUser,
+  signUpAs,
+  upload,
+  validFields,
+} from './helpers/marketplace';
 
 type Action = 'approve' | 'reject' | 'delete';
 
@@ -116,7 +122,7 @@ describe('community plugins: concurrent reviews', () => {
   );
 
   function listFiles(): string[] {
-    return readdirSync(t.config.communityPluginDir);
+    return pluginFiles(t.config.communityPluginDir);
   }
 
   async function expectEveryRowWithItsFile(): Promise<void> {

@@ -1,7 +1,9 @@
 import { Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DataSource, Table } from 'typeorm';
+import { login } from './helpers/accounts';
 import { SmtpSink } from './helpers/smtp-sink';
 import { bootApp, createTestApp, TestApp } from './helpers/test-app';
 import {
@@ -35,6 +37,10 @@ const PLUGIN_COLUMNS = [
   'version',
   'tags',
   'file_missing_at',
+  'pending_version',
+  'rating_total',
+  'ratings_count',
+  'file_altered_at',
 ];
 const OLD_PLUGIN_COLUMNS = [
   'id',
@@ -170,6 +176,17 @@ describe('schema upgrade at start-up', () => {
     // An install from before: the plugin table in its old shape, holding rows, recorded as
     // migrated or not at all, and a users table from before admins existed.
     const runner = t.dataSource.createQueryRunner();
+    // The lifecycle tables (versions, ratings, the audit log) did not exist yet either.
+    for (const table of [
+      'plugin_version_approvals',
+      'plugin_versions',
+      'plugin_ratings',
+      'audit_log',
+      'audit_chain',
+    ]) {
+      await runner.dropTable(table);
+    }
+    await t.dataSource.query('DELETE FROM migrations WHERE name = ?', ['PluginLifecycle1763692000000']);
     await runner.dropTable('user_plugins');
     await runner.createTable(
       new Table({
@@ -196,6 +213,7 @@ describe('schema upgrade at start-up', () => {
     );
     await runner.release();
     const legacy = benignPlugin('legacy');
+    const legacyDigest = createHash('sha256').update(legacy).digest('hex');
     writeFileSync(join(t.config.communityPluginDir, 'legacy_0123456789abcdef.py'), legacy);
     const insert =
       'INSERT INTO user_plugins (name, description, `group`, `type`, author, status, user_id, file_path, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
@@ -229,8 +247,11 @@ describe('schema upgrade at start-up', () => {
     expect(Object.keys(oldUserRows[0])).not.toContain('is_admin');
     const tokenCount = async (dataSource: DataSource) =>
       Number(
+        // Alice's only: root is promoted at start-up, and a promotion revokes the account's tokens.
         (
-          (await dataSource.query('SELECT COUNT(*) AS count FROM user_login_tokens')) as Array<{
+          (await dataSource.query(
+            "SELECT COUNT(*) AS count FROM user_login_tokens t JOIN users u ON u.id = t.user_id WHERE u.email = 'alice@example.com'",
+          )) as Array<{
             count: unknown;
           }>
         )[0].count,
@@ -281,18 +302,45 @@ describe('schema upgrade at start-up', () => {
         expect({
           ...pick(row, ADDED_PLUGIN_COLUMNS),
           execution_timeout: Number(row.execution_timeout),
+          rating_total: Number(row.rating_total),
+          ratings_count: Number(row.ratings_count),
         }).toEqual({
           rejection_reason: null,
           reviewed_by_user_id: null,
           reviewed_at: null,
           execution_timeout: 300,
-          sha256: null,
+          sha256: row.file_path === 'missing.py' ? null : legacyDigest,
           updated_at: null,
           version: '1.0.0',
           tags: '',
           file_missing_at: row.file_path === 'missing.py' ? marked : null,
+          // The lifecycle migration's columns and first versions: a pending plugin waits as 1.0.0,
+          // and the approved one's digest is computed from its file at start-up.
+          pending_version: row.status === 'pending' ? '1.0.0' : null,
+          rating_total: 0,
+          ratings_count: 0,
+          file_altered_at: null,
         });
       }
+      const versionRows = (await first.dataSource.query(
+        'SELECT plugin_id, version, sha256, file_path, status FROM plugin_versions ORDER BY plugin_id',
+      )) as Row[];
+      expect(versionRows.map((row) => ({ ...row, plugin_id: Number(row.plugin_id) }))).toEqual([
+        {
+          plugin_id: oldPluginRows[0].id,
+          version: '1.0.0',
+          sha256: legacyDigest,
+          file_path: 'legacy_0123456789abcdef.py',
+          status: 'approved',
+        },
+        {
+          plugin_id: oldPluginRows[1].id,
+          version: '1.0.0',
+          sha256: null,
+          file_path: 'missing.py',
+          status: 'pending',
+        },
+      ]);
       const userRows = await rowsOf(first.dataSource, 'users');
       expect(userRows.map((row) => pick(row, Object.keys(oldUserRows[0])))).toEqual(oldUserRows);
       // Seeding ran after the upgrade, on the new column: root is an admin, alice is not.
@@ -310,6 +358,9 @@ describe('schema upgrade at start-up', () => {
 
       // The upgraded rows work through the API, with the same tokens as before.
       const auth = (user: SignedInUser) => ({ Authorization: `Bearer ${user.token}` });
+      // Root became an admin at this start, which ended its sessions: it logs in again.
+      await first.http().get('/api/v1/community-plugins/me/').set(auth(admin)).expect(401);
+      admin.token = await login(first, admin);
       const catalogue = await first.http().get('/api/v1/community-plugins/').set(auth(alice)).expect(200);
       expect((catalogue.body as { data: { plugins: Row[] } }).data.plugins).toEqual([
         {
@@ -323,9 +374,11 @@ describe('schema upgrade at start-up', () => {
           approval_status: 'approved',
           version: '1.0.0',
           tags: [],
-          sha256: null,
+          sha256: legacyDigest,
           created_at: '2024-01-02T03:04:05.678Z',
           updated_at: '2024-01-02T03:04:05.678Z',
+          rating: 0,
+          ratings_count: 0,
         },
       ]);
       const source = await first

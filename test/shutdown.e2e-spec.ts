@@ -51,6 +51,17 @@ describe('graceful shutdown', () => {
     const key = /email-verify\/([0-9a-f-]{36})/.exec(api.stdout())![1];
     const verified = await getJson(port, `/api/v1/verify/confirm_email/${key}`);
     expect(verified.body).toEqual(okMessage('Email Verified'));
+    // Confirmation cleared the registration password; the owner sets it with the mailed OTP.
+    await api.waitForOutput(/Set your password/);
+    await post(port, '/api/v1/generate/otp/', { emailOrUsername: 'leaving' });
+    await api.waitForOutput(/OTP for the password change is \d{6}/);
+    const otp = /OTP for the password change is (\d{6})/.exec(api.stdout())![1];
+    const changed = await post(port, '/api/v1/new-password/', {
+      emailOrUsername: 'leaving',
+      otp,
+      password: PASSWORD,
+    });
+    expect(changed.body).toEqual(okMessage('Password Change Successful'));
 
     const received = (stdout: string) => count(stdout, /Request received: POST \/api\/v1\/login\//g);
     const receivedBefore = received(api.stdout());
@@ -82,4 +93,34 @@ describe('graceful shutdown', () => {
       `graceful shutdown: ${inFlightAtSignal} of ${IN_FLIGHT} logins in flight at SIGTERM; ${answers.length} of ${IN_FLIGHT} answered 200\n`,
     );
   }, 150_000);
+
+  it('with SHUTDOWN_DRAIN_SECONDS, answers readiness 503 and keeps serving for the drain, then exits 0', async () => {
+    const databaseUrl = testDatabaseUrl();
+    await emptyDatabase(databaseUrl);
+    // Long enough that the checks below run inside it on any machine; the test waits it out.
+    api = await spawnApiProcess({
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'info',
+      SHUTDOWN_DRAIN_SECONDS: '8',
+    });
+    const { port } = api;
+    await waitUntilReady(port, api.child);
+    api.child.kill('SIGTERM');
+    await api.waitForOutput(/SIGTERM received: readiness down, serving 8000 ms more/);
+
+    // The balancer's check fails, naming the shutdown; requests it still sends are served.
+    const ready = await getJson(port, '/api/v1/health/ready');
+    expect(ready.status).toBe(503);
+    expect(ready.body).toEqual({
+      status: 'fail',
+      message: 'Service unavailable',
+      errors: { shutdown: 'down', database: 'up', migrations: 'up', plugin_directory: 'up' },
+    });
+    expect((await getJson(port, '/api/v1/health')).status).toBe(200);
+    expect(api.stdout()).not.toMatch(/new connections are refused/);
+
+    const code = await api.exited;
+    expect(code).toBe(0);
+    expect(api.stdout()).toMatch(/SIGTERM received: new connections are refused/);
+  }, 60_000);
 });

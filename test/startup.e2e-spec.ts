@@ -45,15 +45,23 @@ describe('start-up against a database that is not there', () => {
     api = undefined;
   });
 
-  /** Starts it with a short wait, and expects exit 1 with one line matching `cause`. */
-  async function expectGivesUp(env: Record<string, string>, cause: RegExp, tries = 'tries'): Promise<void> {
+  /**
+   * Starts it with a short wait, and expects exit 1 with one line matching `cause`; `tries`
+   * 'none' for an error no try can change (no retry, no "gave up after").
+   */
+  async function expectGivesUp(
+    env: Record<string, string>,
+    cause: RegExp,
+    tries: 'tries' | 'try' | 'none' = 'tries',
+  ): Promise<void> {
     api = await spawnApiProcess({ LOG_LEVEL: 'warn', ...env });
     expect(await api.exited).toBe(1);
     const lines = api.stderr().trimEnd().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^svc-api failed to start: /);
     expect(lines[0]).toMatch(cause);
-    expect(lines[0]).toMatch(new RegExp(`\\(gave up after \\d+ ${tries} in \\d+(\\.\\d)? s\\)$`));
+    if (tries === 'none') expect(lines[0]).not.toMatch(/gave up/);
+    else expect(lines[0]).toMatch(new RegExp(`\\(gave up after \\d+ ${tries} in \\d+(\\.\\d)? s\\)$`));
     // Every try that was not the last says so, in one JSON log line; no stack anywhere.
     const retries = api
       .stdout()
@@ -61,6 +69,7 @@ describe('start-up against a database that is not there', () => {
       .split('\n')
       .filter((line) => line !== '');
     if (tries === 'tries') expect(retries.length).toBeGreaterThan(0);
+    if (tries === 'none') expect(retries).toEqual([]);
     for (const line of retries) {
       const entry = JSON.parse(line) as { msg: string; context: string };
       expect(entry.context).toBe('Database');
@@ -100,30 +109,33 @@ describe('start-up against a database that is not there', () => {
   }, 30_000);
 
   onMysql(
-    'an unknown database: one line naming it and how to create it',
+    'an unknown database: at once, without retrying, one line naming it and how to create it',
     async () => {
       const server = mysqlServer();
       await expectGivesUp(
         {
           DATABASE_URL: `mysql://${userinfo(server.username, server.password)}@${server.host}:${server.port}/svc_no_such_database`,
-          DATABASE_STARTUP_WAIT_SECONDS: '1',
+          // Long: the start must not wait it out.
+          DATABASE_STARTUP_WAIT_SECONDS: '600',
         },
-        /Database "svc_no_such_database" does not exist on \S+; create it with CREATE DATABASE `svc_no_such_database` CHARACTER SET utf8mb4/,
+        /Database "svc_no_such_database" does not exist on \S+; create it with CREATE DATABASE `svc_no_such_database` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci$/,
+        'none',
       );
     },
     30_000,
   );
 
   onMysql(
-    'a user the server does not know: one line saying access was denied',
+    'a user the server does not know: at once, without retrying, one line saying access was denied',
     async () => {
       const server = mysqlServer();
       await expectGivesUp(
         {
           DATABASE_URL: `mysql://svc_no_such_user:wrong@${server.host}:${server.port}/${server.database}`,
-          DATABASE_STARTUP_WAIT_SECONDS: '1',
+          DATABASE_STARTUP_WAIT_SECONDS: '600',
         },
-        /Access denied for user "svc_no_such_user" on \S+: check the user and password in DATABASE_URL/,
+        /Access denied for user "svc_no_such_user" on \S+: check the user and password in DATABASE_URL$/,
+        'none',
       );
     },
     30_000,
@@ -205,4 +217,62 @@ describe('start-up waits for a database that comes up later', () => {
     },
     60_000,
   );
+});
+
+describe('start-up settings', () => {
+  let api: ObservedApiProcess | undefined;
+  afterEach(async () => {
+    if (api && api.child.exitCode === null) {
+      api.child.kill('SIGTERM');
+      await api.exited;
+    }
+    api = undefined;
+  });
+
+  const sqliteUrl = () => `sqlite:${join(mkdtempSync(join(tmpdir(), 'svc-settings-')), 'svc.sqlite')}`;
+
+  it('names every bad setting in one line, and starts nothing', async () => {
+    api = await spawnApiProcess({
+      DATABASE_URL: sqliteUrl(),
+      PORT: 'eighty',
+      LOG_FORMAT: 'xml',
+      REDIS_URL: 'http://cache',
+    });
+    expect(await api.exited).toBe(1);
+    expect(api.stderr()).toBe(
+      'Invalid environment: PORT must be an integer from 0 to 65535; REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0; LOG_FORMAT must be one of json, pretty\n',
+    );
+  });
+
+  it('reads .env in the working directory; the environment wins over it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-dotenv-'));
+    const port = await freePort();
+    const database = join(dir, 'from-dotenv.sqlite');
+    writeFileSync(
+      join(dir, '.env'),
+      `# a developer's settings\nPORT=${port}\nDATABASE_URL="sqlite:${database}"\nLOG_LEVEL=silent\n`,
+    );
+    // PORT and LOG_LEVEL come from the environment as well: theirs are the ones used.
+    api = await spawnApiProcess({ LOG_LEVEL: 'info' }, { cwd: dir });
+    await api.waitForOutput(/svc-api listening on/);
+    expect(api.stdout()).toContain(`svc-api listening on http://127.0.0.1:${api.port} (SQLite ${database})`);
+    expect(api.port).not.toBe(port);
+    expect(await status(api.port, '/api/v1/health/ready')).toBe(200);
+  });
+
+  it('LOG_FORMAT=pretty: readable lines, requests included, secrets still redacted', async () => {
+    api = await spawnApiProcess({ DATABASE_URL: sqliteUrl(), LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' });
+    await api.waitForOutput(/svc-api listening on/);
+    expect(await status(api.port, '/api/v1/health?token=s3cret')).toBe(200);
+    await api.waitForOutput(/GET \/api\/v1\/health/);
+    const lines = api.stdout().trimEnd().split('\n');
+    expect(lines.find((line) => line.includes('listening'))).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} INFO {2}\[Main\] svc-api listening on http:\/\/127\.0\.0\.1:\d+ \(SQLite \S+\), ready in \d+ ms$/,
+    );
+    expect(lines.find((line) => line.includes('GET'))).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} INFO {2}GET \/api\/v1\/health\?token=\[Redacted\] 200 \d+ ms \(\S+\)$/,
+    );
+    expect(api.stdout()).not.toContain('s3cret');
+    expect(api.stdout()).not.toMatch(/^\{/m);
+  });
 });

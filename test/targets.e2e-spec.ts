@@ -199,6 +199,21 @@ describe('targets', () => {
       ['a line break', { target_url: 'http://example.com/\nx' }],
       ['2049 characters', { target_url: 'http://example.com/' + 'a'.repeat(2049 - 19) }],
       [
+        'a 258-character host name',
+        { target_url: `http://${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.com/` },
+      ],
+      [
+        'a 254-character host name',
+        { target_url: `http://${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(58)}.com/` },
+      ],
+      ['a 64-character host label', { target_url: `http://${'a'.repeat(64)}.example/` }],
+      [
+        'an IDN host over 253 characters as punycode',
+        {
+          target_url: `http://${'é'.repeat(55)}.${'ü'.repeat(55)}.${'ö'.repeat(55)}.${'ä'.repeat(55)}.example/`,
+        },
+      ],
+      [
         'a URL that is too long once normalised',
         { target_url: 'http://example.com/' + ' '.repeat(700) + 'x' },
       ],
@@ -206,6 +221,13 @@ describe('targets', () => {
       const before = await page(alice);
       expectFail(await call(alice, 'post', 'targets/').send(body), 400, 'Invalid target URL');
       expect((await page(alice)).total).toBe(before.total);
+    });
+
+    it('accepts a host name of 253 characters with labels of 63, with or without the final dot', async () => {
+      const host = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.com`;
+      expect(host.length).toBe(253);
+      expect((await create(alice, `http://${host}/`)).host_name).toBe(host);
+      expect((await create(alice, `http://${host}./`)).host_name).toBe(`${host}.`);
     });
 
     it('accepts a URL of exactly 2048 characters', async () => {

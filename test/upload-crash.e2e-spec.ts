@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/app-config';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { startApiProcess } from './helpers/api-process';
 import type { ApiProcess } from './helpers/api-process';
-import { benignPlugin, databaseUrlOf, signUpAs, validFields } from './helpers/marketplace';
+import { benignPlugin, databaseUrlOf, pluginFiles, signUpAs, validFields } from './helpers/marketplace';
 import type { SignedInUser } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp } from './helpers/test-app';
@@ -174,7 +173,7 @@ async function storageState(databaseUrl: string, directory: string): Promise<Sto
       file_path: string;
       file_missing_at?: unknown;
     }>;
-    const files = readdirSync(directory).sort();
+    const files = pluginFiles(directory);
     const named = new Set(rows.map((row) => row.file_path));
     return {
       rows: rows.map((row) => ({

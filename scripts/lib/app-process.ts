@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -41,8 +41,9 @@ export async function freePort(): Promise<number> {
  */
 export class MailBox {
   private buffer = '';
-  private readonly keys = new Map<string, string>();
-  private readonly waiters = new Map<string, Array<(key: string) => void>>();
+  /** The newest activation key and OTP mailed to each address, by `kind:address`. */
+  private readonly codes = new Map<string, string>();
+  private readonly waiters = new Map<string, Array<(code: string) => void>>();
 
   feed(chunk: string): void {
     this.buffer += chunk;
@@ -51,34 +52,52 @@ export class MailBox {
     let consumed = 0;
     while ((match = block.exec(this.buffer)) !== null) {
       consumed = block.lastIndex;
-      const key = /\/email-verify\/([0-9a-f-]{36})/.exec(match[2])?.[1];
-      if (!key) continue;
       const email = match[1].toLowerCase();
-      this.keys.set(email, key);
-      for (const wake of this.waiters.get(email)?.splice(0) ?? []) wake(key);
+      const key = /\/email-verify\/([0-9a-f-]{36})/.exec(match[2])?.[1];
+      if (key) this.found(`activation:${email}`, key);
+      const otp = /OTP for the password change is (\d{6})/.exec(match[2])?.[1];
+      if (otp) this.found(`otp:${email}`, otp);
     }
     // Log lines between mails are of no use here; keep only a possibly unfinished block.
     this.buffer = this.buffer.slice(consumed);
     if (this.buffer.length > 1_000_000) this.buffer = this.buffer.slice(-100_000);
   }
 
-  /** The activation key mailed to `email` after `since` was taken (the previous key, if any). */
-  async activationKey(email: string, previous: string | undefined, timeoutMs = 10_000): Promise<string> {
-    const known = this.keys.get(email.toLowerCase());
-    if (known && known !== previous) return known;
-    return withTimeout(
-      new Promise<string>((resolveKey) => {
-        const list = this.waiters.get(email.toLowerCase()) ?? [];
-        list.push(resolveKey);
-        this.waiters.set(email.toLowerCase(), list);
-      }),
-      timeoutMs,
-      `activation mail to ${email}`,
-    );
+  /** The activation key mailed to `email` after `previous` (the key seen before asking, if any). */
+  activationKey(email: string, previous: string | undefined, timeoutMs = 10_000): Promise<string> {
+    return this.next(`activation:${email.toLowerCase()}`, previous, timeoutMs);
   }
 
   lastKey(email: string): string | undefined {
-    return this.keys.get(email.toLowerCase());
+    return this.codes.get(`activation:${email.toLowerCase()}`);
+  }
+
+  /** The OTP mailed to `email` after `previous` (the OTP seen before asking, if any). */
+  otp(email: string, previous: string | undefined, timeoutMs = 10_000): Promise<string> {
+    return this.next(`otp:${email.toLowerCase()}`, previous, timeoutMs);
+  }
+
+  lastOtp(email: string): string | undefined {
+    return this.codes.get(`otp:${email.toLowerCase()}`);
+  }
+
+  private found(slot: string, code: string): void {
+    this.codes.set(slot, code);
+    for (const wake of this.waiters.get(slot)?.splice(0) ?? []) wake(code);
+  }
+
+  private async next(slot: string, previous: string | undefined, timeoutMs: number): Promise<string> {
+    const known = this.codes.get(slot);
+    if (known && known !== previous) return known;
+    return withTimeout(
+      new Promise<string>((resolveCode) => {
+        const list = this.waiters.get(slot) ?? [];
+        list.push(resolveCode);
+        this.waiters.set(slot, list);
+      }),
+      timeoutMs,
+      `${slot.replace(':', ' mail to ')}`,
+    );
   }
 }
 
@@ -111,6 +130,9 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     PORT: String(port),
     DATABASE_URL: options.databaseUrl,
     JWT_SECRET: randomBytes(48).toString('base64url'),
+    PLUGIN_MANIFEST_KEY: generateKeyPairSync('ed25519')
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString(),
     // bcrypt's cost is not what these scripts test; at the default (12) logins would be all they measure.
     BCRYPT_COST: '4',
     RATE_LIMIT: 'off',

@@ -184,8 +184,8 @@ export function benignPlugin(tag: string): Buffer {
 }
 
 /**
- * Registered, activated through the link the app prints (no SMTP_HOST), logged in: the
- * same path a person takes, so the accounts are ordinary ones.
+ * Registered, activated through the link the app prints (no SMTP_HOST), its password set by
+ * the printed OTP, logged in: the same path a person takes, so the accounts are ordinary ones.
  */
 export async function provisionUsers(
   app: RunningApp,
@@ -224,6 +224,20 @@ export async function provisionUsers(
       'verify/confirm_email',
       await app.client.get(`/api/v1/verify/confirm_email/${key}`),
       'Email Verified',
+    );
+    // Confirmation keeps no password (anyone could have registered the address): set it by OTP.
+    const previousOtp = app.mail.lastOtp(email);
+    expect(
+      'generate/otp',
+      await app.client.post('/api/v1/generate/otp/', { body: { emailOrUsername: email } }),
+      'Otp Send Successful',
+    );
+    expect(
+      'new-password',
+      await app.client.post('/api/v1/new-password/', {
+        body: { emailOrUsername: email, otp: await app.mail.otp(email, previousOtp), password: PASSWORD },
+      }),
+      'Password Change Successful',
     );
     const login = await app.client.post('/api/v1/login/', {
       body: { emailOrUsername: username, password: PASSWORD },

@@ -12,12 +12,13 @@ import { isDuplicateKeyError } from '../database/integrity-error';
 import { Transactions } from '../database/transactions';
 import { MailService } from '../mail/mail.service';
 import { Outbox } from '../outbox/outbox.service';
+import { PASSWORD_RESET_PATH } from '../users/account-paths';
 import { identityKey, MAX_IDENTITY_KEY_LENGTH, storedEmail } from '../users/identity-key';
 import { UsersRepository } from '../users/users.repository';
 import { UsersService } from '../users/users.service';
 import { AccountRepository } from './account.repository';
-import { activationLink } from './activation-link';
-import { activationMail, otpMail } from './mail-templates';
+import { EMAIL_VERIFY_PATH, serviceLink } from './activation-link';
+import { activationMail, otpMail, passwordToSetMail } from './mail-templates';
 import { newOtpSecret } from './otp';
 import { OtpService } from './otp.service';
 import { fitsBcrypt, PasswordHasher } from './password-hasher.service';
@@ -131,36 +132,52 @@ export class AccountService implements OnModuleInit {
   private async sendActivation(payload: unknown, manager: EntityManager): Promise<void> {
     const { email } = payload as { email?: unknown };
     const user = typeof email === 'string' ? await this.usersService.findByEmail(email, manager) : null;
-    if (!user) return;
+    // An active account gets no link: its owner did not ask for one, and it would change nothing.
+    if (!user || user.isActive) return;
     const confirmation = {
       keyValue: randomUUID(),
       expirationTime: new Date(this.clock.now().getTime() + CONFIRMATION_LIFETIME_MS),
       userId: user.id,
     };
     await this.accounts.replaceConfirmation(manager, confirmation);
-    const link = activationLink(this.config, confirmation.keyValue, () => this.listeningPort());
-    await this.mail.queue(manager, activationMail(user.email, user.name, link));
+    const link = this.link(`${EMAIL_VERIFY_PATH}/${encodeURIComponent(confirmation.keyValue)}`);
+    await this.mail.queue(manager, activationMail(user.email, link));
+  }
+
+  /** The spec's answer; see confirmEmail for what the confirmation did. */
+  async verifyConfirmation(keyValue: string): Promise<AccountResponse> {
+    return (await this.confirmEmail(keyValue)).answer;
   }
 
   /**
-   * Single use: the key is consumed in the same transaction that confirms the email. An
-   * admin's address also loses a password chosen before this proof of the mailbox.
+   * Single use: the key is consumed in the same transaction that confirms the email. The
+   * person confirming proved the mailbox, not the password: one not set through a mailed OTP
+   * is cleared (see UsersService.dropUnprovenPassword), and the owner is told by mail (and
+   * by the page, through `passwordToSet`) how to set one. A link of an account already
+   * active changes nothing.
    */
-  async verifyConfirmation(keyValue: string): Promise<AccountResponse> {
+  async confirmEmail(keyValue: string): Promise<{ answer: AccountResponse; passwordToSet: boolean }> {
     const confirmation = await this.accounts.findConfirmation(keyValue);
-    if (!confirmation) return accountSuccess('Invalid Link');
+    if (!confirmation) return { answer: accountSuccess('Invalid Link'), passwordToSet: false };
     if (confirmation.expirationTime.getTime() < this.clock.now().getTime()) {
       const email = (await this.users.findById(confirmation.userId))?.email;
-      return email ? accountSuccess('Link Expired', { email }) : accountSuccess('Invalid Link');
+      const answer = email ? accountSuccess('Link Expired', { email }) : accountSuccess('Invalid Link');
+      return { answer, passwordToSet: false };
     }
-    const consumed = await this.transactions.run(async (manager) => {
-      if (!(await this.accounts.consumeConfirmation(manager, confirmation.id))) return false;
-      await this.users.markEmailConfirmed(manager, confirmation.userId);
+    const outcome = await this.transactions.run(async (manager) => {
+      if (!(await this.accounts.consumeConfirmation(manager, confirmation.id))) return 'used';
+      // Serialises with promotion and other confirmations of this user across processes.
+      await this.users.lockUser(manager, confirmation.userId);
       const user = await this.users.findById(confirmation.userId, manager);
-      if (user) await this.usersService.dropUnprovenAdminPassword(manager, user);
-      return true;
+      if (!user || user.isActive) return 'used';
+      await this.users.markEmailConfirmed(manager, user.id);
+      if (!(await this.usersService.dropUnprovenPassword(manager, user))) return 'verified';
+      await this.mail.queue(manager, passwordToSetMail(user.email, this.link(PASSWORD_RESET_PATH)));
+      return 'password-cleared';
     });
-    return consumed ? accountSuccess('Email Verified') : accountSuccess('Invalid Link');
+    if (outcome === 'used') return { answer: accountSuccess('Invalid Link'), passwordToSet: false };
+    if (outcome === 'password-cleared') this.outbox.nudge();
+    return { answer: accountSuccess('Email Verified'), passwordToSet: outcome === 'password-cleared' };
   }
 
   async generateOtp(identifier: string | undefined): Promise<AccountResponse> {
@@ -169,7 +186,7 @@ export class AccountService implements OnModuleInit {
     // The OTP and its mail commit together; past the issue bounds neither is written.
     await this.transactions.run(async (manager) => {
       const { otp } = await this.otps.issue(manager, user.id);
-      await this.mail.queue(manager, otpMail(user.email, user.name, otp));
+      await this.mail.queue(manager, otpMail(user.email, otp));
     });
     this.outbox.nudge();
     return accountSuccess('Otp Send Successful');
@@ -207,6 +224,11 @@ export class AccountService implements OnModuleInit {
     return changed ? accountSuccess('Password Change Successful') : accountFail('Invalid OTP');
   }
 
+  /** A link to a page of the service, as the mails give it (see serviceLink). */
+  private link(path: string): string {
+    return serviceLink(this.config, path, () => this.listeningPort());
+  }
+
   /** The port the HTTP server listens on, once it does (PORT=0 lets the system choose one). */
   private listeningPort(): number | undefined {
     const server = this.adapterHost.httpAdapter?.getHttpServer() as
@@ -220,11 +242,13 @@ export class AccountService implements OnModuleInit {
   }
 }
 
-/** The spec has no rule for names; these bounds keep them storable and printable. */
+/**
+ * Letters (with their combining marks, so a decomposed é is one), digits and `._-`, at most
+ * 64 characters: a name is shown to others and must not read as a sentence or a link.
+ * Names registered before this rule keep working; only new registrations are checked.
+ */
+const USERNAME_SHAPE = /^[\p{L}\p{M}\p{Nd}._-]+$/u;
+
 function isAcceptableUsername(username: string): boolean {
-  return (
-    username.length <= MAX_USERNAME_LENGTH &&
-    username.trim() === username &&
-    !/[\p{Cc}\p{Cf}]/u.test(username)
-  );
+  return username.length <= MAX_USERNAME_LENGTH && USERNAME_SHAPE.test(username);
 }

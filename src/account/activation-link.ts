@@ -13,7 +13,15 @@ export function activationLink(
   key: string,
   listeningPort: () => number | undefined,
 ): string {
-  const path = `${EMAIL_VERIFY_PATH}/${encodeURIComponent(key)}`;
+  return serviceLink(config, `${EMAIL_VERIFY_PATH}/${encodeURIComponent(key)}`, listeningPort);
+}
+
+/** A page of the service (`path` starts with a slash) at the address the activation link uses. */
+export function serviceLink(
+  config: Pick<AppConfig, 'serverAddr' | 'frontendPort' | 'frontendUrl' | 'port'>,
+  path: string,
+  listeningPort: () => number | undefined,
+): string {
   if (config.frontendUrl !== null) return `${config.frontendUrl}${path}`;
   const port = config.frontendPort !== 0 ? config.frontendPort : (listeningPort() ?? config.port);
   return `http://${config.serverAddr}:${port}${path}`;

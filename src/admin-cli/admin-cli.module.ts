@@ -5,6 +5,9 @@ import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
 import { SCHEMA_UPGRADED_ENTITIES } from '../schema-upgraded-entities';
 import { UsersModule } from '../users/users.module';
+import { AuditModule } from '../audit/audit.module';
+import { PluginFilesModule } from '../community-plugins/plugin-files.module';
+import { AuditCommand, AuditVerifyCommand, PluginsCommand, PluginsVerifyCommand } from './integrity.commands';
 import {
   ActivateCommand,
   DeactivateCommand,
@@ -27,8 +30,20 @@ export class AdminCliModule {
         CommonModule,
         DatabaseModule.forRoot({ upgradedEntities: SCHEMA_UPGRADED_ENTITIES, migrate: 'on-demand' }),
         UsersModule,
+        AuditModule,
+        PluginFilesModule,
       ],
-      providers: [PromoteCommand, DemoteCommand, DeactivateCommand, ActivateCommand, ListCommand],
+      providers: [
+        PromoteCommand,
+        DemoteCommand,
+        DeactivateCommand,
+        ActivateCommand,
+        ListCommand,
+        PluginsCommand,
+        PluginsVerifyCommand,
+        AuditCommand,
+        AuditVerifyCommand,
+      ],
     };
   }
 }

@@ -1,6 +1,9 @@
 import { Command, CommandRunner } from 'nest-commander';
 import { SchemaMigrator } from '../database/schema-migrator';
+import { PASSWORD_RESET_PATH } from '../users/account-paths';
 import { UnknownEmailError, UsersService } from '../users/users.service';
+import { AuditLog } from '../audit/audit-log.service';
+import type { AuditAction } from '../audit/audit-entry.entity';
 
 /** Output goes straight to the streams: stdout for results, stderr for warnings and errors. */
 const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -10,6 +13,22 @@ const err = (line: string) => process.stderr.write(`${line}\n`);
  * For the commands that write: the schema is brought up to date first, as the API does at
  * its start. An unknown email is the one expected failure: it says so and exits with status 1.
  */
+/** A change svc-admin made, in the audit log, with the user it was made to. */
+async function audited(
+  audit: AuditLog,
+  admins: UsersService,
+  action: AuditAction,
+  email: string,
+): Promise<void> {
+  const user = await admins.findByEmail(email);
+  await audit.record({
+    actor: 'svc-admin',
+    action,
+    subject: `user:${user?.id ?? 'unknown'}`,
+    details: { email: email.trim() },
+  });
+}
+
 async function writingAs(schema: SchemaMigrator, action: () => Promise<void>): Promise<void> {
   await schema.bringUpToDate();
   try {
@@ -26,14 +45,26 @@ export class PromoteCommand extends CommandRunner {
   constructor(
     private readonly admins: UsersService,
     private readonly schema: SchemaMigrator,
+    private readonly audit: AuditLog,
   ) {
     super();
   }
 
   run([email]: string[]): Promise<void> {
     return writingAs(this.schema, async () => {
-      const change = await this.admins.promote(email);
-      out(change === 'changed' ? `Promoted ${email.trim()} to admin` : `${email.trim()} is already an admin`);
+      const { change, passwordCleared } = await this.admins.promote(email);
+      if (change === 'unchanged') {
+        out(`${email.trim()} is already an admin`);
+        return;
+      }
+      await audited(this.audit, this.admins, 'promote', email);
+      out(`Promoted ${email.trim()} to admin; its tokens were revoked, so it logs in again`);
+      if (passwordCleared) {
+        err(
+          `Note: the password of ${email.trim()} was not set through the OTP mail, so it was cleared: ` +
+            `the owner sets one at ${PASSWORD_RESET_PATH} (generate/otp, then new-password) before logging in.`,
+        );
+      }
     });
   }
 }
@@ -47,6 +78,7 @@ export class DemoteCommand extends CommandRunner {
   constructor(
     private readonly admins: UsersService,
     private readonly schema: SchemaMigrator,
+    private readonly audit: AuditLog,
   ) {
     super();
   }
@@ -54,6 +86,7 @@ export class DemoteCommand extends CommandRunner {
   run([email]: string[]): Promise<void> {
     return writingAs(this.schema, async () => {
       const change = await this.admins.demote(email);
+      if (change === 'changed') await audited(this.audit, this.admins, 'demote', email);
       out(change === 'changed' ? `Demoted ${email.trim()}` : `${email.trim()} is not an admin`);
       if (this.admins.isListedAdmin(email)) {
         err(
@@ -74,6 +107,7 @@ export class DeactivateCommand extends CommandRunner {
   constructor(
     private readonly admins: UsersService,
     private readonly schema: SchemaMigrator,
+    private readonly audit: AuditLog,
   ) {
     super();
   }
@@ -81,6 +115,7 @@ export class DeactivateCommand extends CommandRunner {
   run([email]: string[]): Promise<void> {
     return writingAs(this.schema, async () => {
       const change = await this.admins.deactivate(email);
+      if (change === 'changed') await audited(this.audit, this.admins, 'deactivate', email);
       out(change === 'changed' ? `Deactivated ${email.trim()}` : `${email.trim()} is already deactivated`);
     });
   }
@@ -91,6 +126,7 @@ export class ActivateCommand extends CommandRunner {
   constructor(
     private readonly admins: UsersService,
     private readonly schema: SchemaMigrator,
+    private readonly audit: AuditLog,
   ) {
     super();
   }
@@ -98,6 +134,7 @@ export class ActivateCommand extends CommandRunner {
   run([email]: string[]): Promise<void> {
     return writingAs(this.schema, async () => {
       const { change, emailConfirmed } = await this.admins.activate(email);
+      if (change === 'changed') await audited(this.audit, this.admins, 'activate', email);
       out(change === 'changed' ? `Activated ${email.trim()}` : `${email.trim()} is not deactivated`);
       if (!emailConfirmed) {
         err(`Note: ${email.trim()} has not confirmed its email yet; login waits for that confirmation.`);

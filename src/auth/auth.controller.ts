@@ -7,6 +7,7 @@ import type { AuthUser } from '../common/decorators';
 import { AccountResponse } from '../common/envelopes';
 import { AccountRateLimit } from '../rate-limit/account-rate-limit';
 import { AuthService } from './auth.service';
+import { AccountFailure, LOGIN_ANSWER, LoginSucceeded } from '../openapi/api-docs';
 
 @ApiTags('accounts')
 @Controller()
@@ -16,6 +17,7 @@ export class AuthController {
   @AccountEndpoint({
     summary: 'Log in; the message holds the JWT as `jwt-token`',
     args: LoginArgs,
+    answer: { schema: LOGIN_ANSWER, models: [LoginSucceeded, AccountFailure] },
     messages: [
       'Your account is not active',
       'Invalid login credentials',

@@ -8,7 +8,7 @@ import { AuthUser, IS_PUBLIC, MISSING_TOKEN_IS_BAD_REQUEST } from '../common/dec
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { UsersService } from '../users/users.service';
-import { bearerToken, hashToken } from './bearer-token';
+import { bearerToken, hashToken, NO_SCHEME } from './bearer-token';
 import { jwtKey } from './jwt-key';
 import { JwtPayload, TokenService } from './token.service';
 
@@ -58,6 +58,7 @@ export class JwtAuthGuard implements CanActivate {
    */
   private async authenticate(request: FastifyRequest): Promise<AuthUser> {
     const token = bearerToken(request);
+    if (token === 'no-scheme') throw new ApiError(HttpStatus.UNAUTHORIZED, NO_SCHEME);
     if (!token) throw unauthorized();
     let payload: Partial<JwtPayload>;
     try {

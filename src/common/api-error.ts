@@ -26,6 +26,8 @@ export function tooManyRequests(retryAfterMs: number): ApiError {
  * The answer to a method a resource does not support: 405 in the usual fail envelope, with
  * the `Allow` header HTTP asks for.
  */
+export const METHOD_NOT_ALLOWED = 'Method not allowed';
+
 export function methodNotAllowed(allow: string): ApiError {
-  return new ApiError(HttpStatus.METHOD_NOT_ALLOWED, 'Method not allowed', undefined, { Allow: allow });
+  return new ApiError(HttpStatus.METHOD_NOT_ALLOWED, METHOD_NOT_ALLOWED, undefined, { Allow: allow });
 }

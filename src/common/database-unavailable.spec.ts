@@ -16,6 +16,11 @@ describe('isDatabaseUnavailable', () => {
     ['a busy SQLite file, extended code', driverError({ code: 'SQLITE_BUSY_SNAPSHOT' })],
     ['a query past its deadline', new QueryDeadlineError(5000, 'SELECT 1')],
     ['a broken mysql2 connection without a code', driverError({ fatal: true })],
+    [
+      'a write conflict past its retries (deadlock, Galera certification)',
+      new QueryFailedError('COMMIT', [], driverError({ code: 'ER_LOCK_DEADLOCK', errno: 1213 })),
+    ],
+    ['a Galera node outside the primary component', driverError({ errno: 1047 })],
     ['a cause chain', new Error('outer', { cause: driverError({ code: 'ETIMEDOUT' }) })],
   ])('recognises %s', (_, error) => expect(isDatabaseUnavailable(error)).toBe(true));
 

@@ -13,6 +13,12 @@ const UNAVAILABLE_CODES = new Set([
   'ER_CON_COUNT_ERROR',
   'ER_SERVER_SHUTDOWN',
   'ER_LOCK_WAIT_TIMEOUT',
+  // A write that still lost to concurrent ones after its retries (deadlock.ts); on Galera,
+  // a certification conflict at commit. Rolled back, so the client may simply try again.
+  'ER_LOCK_DEADLOCK',
+  // Galera: "WSREP has not yet prepared node for application use", a node out of the
+  // cluster's primary component (it rejoins by itself).
+  'ER_UNKNOWN_COM_ERROR',
   QUERY_DEADLINE_EXCEEDED,
 ]);
 
@@ -31,6 +37,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     if (typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)(_|$)/.test(code)) return true;
     // mysql2 reports "server has gone away" and "lost connection" by number on some paths.
     if (errno === 2006 || errno === 2013) return true;
+    if (errno === 1213 || errno === 1047) return true;
     // mysql2 marks an error that broke the connection as fatal, some without a code
     // ("Can't add new command when connection is in closed state").
     if (fatal === true) return true;

@@ -11,6 +11,7 @@ import {
 } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiExcludeEndpoint, ApiExtraModels, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import type { HeaderObject, SchemaObject } from '@nestjs/swagger';
 import {
   AccountResponseBody,
   ApiArgsBody,
@@ -75,9 +76,15 @@ export function AccountEndpoint(options: {
   rateLimited?: boolean;
   /** Needs the token it acts on; a missing Authorization header is a 400 `Invalid Token`. */
   token?: true;
+  /** The 200 answer's schema when it is not the plain AccountResponse (login's token). */
+  answer?: { schema: SchemaObject; models: Array<Type<unknown>> };
 }) {
   const fails: FailMessages = {};
-  if (options.token) Object.assign(fails, { 400: ['Invalid Token'], 401: ['Unauthorized'] });
+  if (options.token)
+    Object.assign(fails, {
+      400: ['Invalid Token'],
+      401: ['Unauthorized', 'Authorization header must be "Bearer <token>"'],
+    });
   if (options.rateLimited) Object.assign(fails, { 429: ['Too many requests'], 503: ['Service unavailable'] });
   return applyDecorators(
     options.token ? MissingTokenIsBadRequest() : Public(),
@@ -88,8 +95,18 @@ export function AccountEndpoint(options: {
       summary: options.summary,
       description: `Messages: ${options.messages.map((message) => `\`${message}\``).join(', ')}.`,
     }),
-    ApiExtraModels(AccountResponseBody),
-    ApiOkResponse({ description: 'Success or failure, told by `status`', type: AccountResponseBody }),
+    ...(options.answer
+      ? [
+          ApiExtraModels(...options.answer.models),
+          ApiOkResponse({
+            description: 'Success or failure, told by `status`',
+            schema: options.answer.schema,
+          }),
+        ]
+      : [
+          ApiExtraModels(AccountResponseBody),
+          ApiOkResponse({ description: 'Success or failure, told by `status`', type: AccountResponseBody }),
+        ]),
     ...(options.args ? [ApiArgsBody(options.args)] : []),
     ApiFailMessages(fails),
   );
@@ -108,6 +125,8 @@ export interface RouteOptions {
   args?: Type<unknown>;
   /** The DTO class of an `@Args()` read from the query string of a GET. */
   query?: Type<unknown>;
+  /** Headers of the success answer, e.g. a list's total count. */
+  headers?: Record<string, HeaderObject>;
 }
 
 /**
@@ -122,7 +141,10 @@ export function Authenticated(options: RouteOptions & { admin?: boolean }) {
   ];
   if (options.admin) decorators.push(AdminOnly());
   if (options.data !== undefined) {
-    decorators.push(HttpCode(options.status ?? 200), ApiDataResponse(options.status ?? 200, options.data));
+    decorators.push(
+      HttpCode(options.status ?? 200),
+      ApiDataResponse(options.status ?? 200, options.data, options.headers),
+    );
   }
   if (options.args) decorators.push(ApiArgsBody(options.args));
   if (options.query) decorators.push(ApiArgsQuery(options.query));

@@ -6,6 +6,7 @@ import {
   Get,
   Param,
   Post,
+  Put,
   Query,
   UploadedFile,
   UseInterceptors,
@@ -45,13 +46,34 @@ import {
   REJECTION_REASON_MAX_LENGTH,
   TAG_MAX_LENGTH,
 } from './plugin-constants';
-import { FILE_MISSING, PluginReviewService } from './plugin-review.service';
+import {
+  ALREADY_APPROVED_BY_YOU,
+  FILE_MISSING,
+  MODIFIED_ON_DISK,
+  PluginReviewService,
+  SELF_REVIEW,
+  VERSION_CHANGED,
+} from './plugin-review.service';
+import {
+  ManifestKey,
+  PluginManifest,
+  RatingArgs,
+  UploadVersionArgs,
+  VersionDiff,
+  VersionList,
+} from './dto/plugin-lifecycle.dto';
+import { PluginManifestService } from './plugin-manifest.service';
+import { NOT_RATABLE, OWN_RATING, PluginRatingsService, STARS_INVALID } from './plugin-ratings.service';
+import { PluginVersionsService, VERSION_NOT_FOUND } from './plugin-versions.service';
+import { OwnPluginInterceptor } from './own-plugin.interceptor';
+import { CATALOGUE_SORTS } from './plugins.repository';
 import {
   INVALID_METADATA,
   MALFORMED_BODY,
   ONE_FILE_ONLY,
   ONLY_PY_FILES,
   PluginUploadInterceptor,
+  PluginVersionUploadInterceptor,
 } from './plugin-upload.interceptor';
 import {
   DISK_FULL,
@@ -60,6 +82,7 @@ import {
   TOO_MANY_PENDING,
   UploadedPluginFile,
   VALIDATOR_BUSY,
+  VERSION_WAITING,
 } from './plugin-upload.service';
 import { UploadQuotaInterceptor } from './upload-quota.interceptor';
 import { UserPlugin } from './user-plugin.entity';
@@ -95,6 +118,9 @@ export class CommunityPluginsController {
     private readonly catalogue: PluginCatalogueService,
     private readonly review: PluginReviewService,
     private readonly uploads: PluginUploadService,
+    private readonly versions: PluginVersionsService,
+    private readonly ratings: PluginRatingsService,
+    private readonly manifests: PluginManifestService,
   ) {}
 
   @PluginView('uploader', {
@@ -137,7 +163,7 @@ export class CommunityPluginsController {
   }
 
   @PluginView('catalogue', {
-    summary: 'The catalogue: approved plugins, newest first',
+    summary: 'The catalogue: approved plugins, newest first (or by `sort`)',
     description:
       '400 with `errors` naming each malformed or repeated parameter; 403 when someone who is not an ' +
       'admin asks for `status=pending` or `status=rejected`.',
@@ -156,8 +182,15 @@ export class CommunityPluginsController {
     name: 'q',
     required: false,
     schema: { type: 'string', maxLength: MAX_SEARCH_LENGTH },
-    description: 'Part of the name or description, any case',
+    description: 'Part of the name, description or author, any case',
   })
+  @ApiQuery({
+    name: 'min_rating',
+    required: false,
+    schema: { type: 'number', minimum: 0, maximum: 5 },
+    description: 'Mean rating (as shown, one decimal) at least this; up to one decimal',
+  })
+  @ApiQuery({ name: 'sort', required: false, enum: [...CATALOGUE_SORTS], description: '`newest` by default' })
   @ApiQuery({
     name: 'tag',
     required: false,
@@ -190,6 +223,27 @@ export class CommunityPluginsController {
     return this.catalogue.mine(caller, page);
   }
 
+  @PluginView('catalogue', {
+    summary: 'The signed manifest: the approved catalogue as the framework loads it',
+    description:
+      'One entry per approved plugin whose file is present and has its approved digest; never a file path ' +
+      '(a loader finds a file by its digest). `signature` signs every other member; the key is at `manifest/key/`.',
+    data: PluginManifest,
+  })
+  @Get('manifest')
+  manifest(): Promise<PluginManifest> {
+    return this.manifests.manifest();
+  }
+
+  @PluginView('catalogue', {
+    summary: 'The public key that verifies the manifest',
+    data: ManifestKey,
+  })
+  @Get('manifest/key')
+  manifestKey(): ManifestKey {
+    return this.manifests.key();
+  }
+
   @PluginView('detail', {
     summary: 'One plugin',
     description:
@@ -210,7 +264,7 @@ export class CommunityPluginsController {
       '409 when the file no longer matches the hash recorded at upload; 410 when it is missing (the plugin ' +
       'is then marked `file_missing` in the admin view).',
     data: PluginSource,
-    fails: { ...NOT_FOUND, 409: ['Plugin file was modified on disk'], 410: [FILE_MISSING] },
+    fails: { ...NOT_FOUND, 409: [MODIFIED_ON_DISK], 410: [FILE_MISSING] },
   })
   @ApiPluginId()
   @Get(':id/source')
@@ -219,10 +273,23 @@ export class CommunityPluginsController {
   }
 
   @PluginView('reviewer', {
-    summary: 'Approve a pending or rejected plugin (admins)',
-    description: 'A plugin whose file is missing (`file_missing`) is not approved.',
+    summary: 'Approve the version waiting for review, or re-approve a rejected plugin (admins)',
+    description:
+      'Checks in this order: the plugin, a version to approve, the approver is not its uploader ' +
+      '(unless PLUGIN_SELF_REVIEW=allowed), its file has its recorded digest. With PLUGIN_APPROVALS_REQUIRED ' +
+      'above 1 the approval is counted and the version stays pending until that many distinct admins approved it.',
     data: AdminPluginView,
-    fails: { ...NOT_FOUND, 409: ['Plugin is already approved', FILE_MISSING] },
+    fails: {
+      ...NOT_FOUND,
+      403: [SELF_REVIEW],
+      409: [
+        'Plugin is already approved',
+        FILE_MISSING,
+        MODIFIED_ON_DISK,
+        ALREADY_APPROVED_BY_YOU,
+        VERSION_CHANGED,
+      ],
+    },
   })
   @ApiPluginId()
   @Post(':id/approve')
@@ -231,9 +298,11 @@ export class CommunityPluginsController {
   }
 
   @PluginView('reviewer', {
-    summary: 'Reject a pending or approved plugin, with a reason (admins)',
+    summary: 'Reject the version waiting for review, or revoke an approved plugin, with a reason (admins)',
+    description: 'The uploader is mailed the reason. An admin may not reject a version they uploaded.',
     data: AdminPluginView,
     fails: {
+      403: [SELF_REVIEW],
       400: [
         'Missing rejection reason',
         `Rejection reason must be at most ${REJECTION_REASON_MAX_LENGTH} characters`,
@@ -241,7 +310,7 @@ export class CommunityPluginsController {
         MALFORMED_BODY,
       ],
       ...NOT_FOUND,
-      409: ['Plugin is already rejected'],
+      409: ['Plugin is already rejected', VERSION_CHANGED],
     },
     args: RejectArgs,
   })
@@ -263,8 +332,98 @@ export class CommunityPluginsController {
   })
   @ApiPluginId()
   @Delete(':id/delete')
-  remove(@Param('id', ParseIdPipe) id: number | null): Promise<null> {
-    return this.review.remove(id);
+  remove(@CurrentUser() caller: AuthUser, @Param('id', ParseIdPipe) id: number | null): Promise<null> {
+    return this.review.remove(caller, id);
+  }
+
+  @PluginView('uploader', {
+    summary: 'Upload a new version of your plugin; it waits for review',
+    description:
+      "The plugin's uploader only (404 for anyone else, before the body is read). The upload's checks in the " +
+      "upload's order: extension, size, the `version` field (`errors`), its order and the one waiting (409), the " +
+      'validator (422). The approved version stays in the catalogue until this one is approved.',
+    status: 201,
+    data: OwnerPluginView,
+    fails: {
+      400: [
+        ONLY_PY_FILES,
+        ONE_FILE_ONLY,
+        INVALID_METADATA,
+        MALFORMED_BODY,
+        `No ${PLUGIN_FILE_PART} provided`,
+      ],
+      ...NOT_FOUND,
+      409: ['Version must be greater than <latest>', VERSION_WAITING],
+      413: ['Plugin file exceeds maximum size of <PLUGIN_UPLOAD_MAX_SIZE> bytes'],
+      422: ['Plugin failed validation'],
+      429: ['Too many requests'],
+      503: [VALIDATOR_BUSY, `${STORAGE_UNAVAILABLE}: <cause>`],
+      507: [DISK_FULL],
+    },
+  })
+  @ApiPluginId()
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({ type: UploadVersionArgs })
+  @Post(':id/versions')
+  @MultipartFields('own')
+  @UseInterceptors(OwnPluginInterceptor, PluginVersionUploadInterceptor)
+  uploadVersion(
+    @CurrentUser() caller: AuthUser,
+    @Param('id', ParseIdPipe) id: number | null,
+    @UploadedFile() file: UploadedPluginFile | undefined,
+    @Body() fields: UploadVersionArgs,
+  ): Promise<UserPlugin> {
+    return this.uploads.uploadVersion(caller, id, file, { ...fields });
+  }
+
+  @PluginView('detail', {
+    summary: "A plugin's versions, newest first",
+    description:
+      'Every version for its uploader and admins (admins also see reviews and approvals); approved ones for others.',
+    data: VersionList,
+    fails: NOT_FOUND,
+  })
+  @ApiPluginId()
+  @Get(':id/versions')
+  listVersions(
+    @CurrentUser() caller: AuthUser,
+    @Param('id', ParseIdPipe) id: number | null,
+  ): Promise<VersionList> {
+    return this.versions.list(caller, id);
+  }
+
+  @PluginView('reviewer', {
+    summary: "A version's source as a unified diff against the latest approved version before it (admins)",
+    description:
+      'With the validator findings that are new in it. Both files are read through their digest check.',
+    data: VersionDiff,
+    fails: {
+      404: [PLUGIN_NOT_FOUND, VERSION_NOT_FOUND],
+      409: [MODIFIED_ON_DISK],
+      410: [FILE_MISSING],
+      503: [VALIDATOR_BUSY],
+    },
+  })
+  @ApiPluginId()
+  @Get(':id/versions/:version/diff')
+  diff(@Param('id', ParseIdPipe) id: number | null, @Param('version') version: string): Promise<VersionDiff> {
+    return this.versions.diff(id, version);
+  }
+
+  @PluginView('detail', {
+    summary: 'Rate an approved plugin from 1 to 5 stars; rating again replaces your rating',
+    data: oneOf(PublicPluginView, AdminPluginView),
+    fails: { 400: [STARS_INVALID], 403: [OWN_RATING], ...NOT_FOUND, 409: [NOT_RATABLE] },
+    args: RatingArgs,
+  })
+  @ApiPluginId()
+  @Put(':id/rating')
+  rate(
+    @CurrentUser() caller: AuthUser,
+    @Param('id', ParseIdPipe) id: number | null,
+    @Args() args: RatingArgs,
+  ): Promise<UserPlugin> {
+    return this.ratings.rate(caller, id, args.stars);
   }
 
   @AdminRoute({

@@ -1,30 +1,46 @@
-import { Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CommunityPluginsController } from './community-plugins.controller';
 import { PluginCatalogueService } from './plugin-catalogue.service';
 import { PluginFileReconciler } from './plugin-file-reconciler';
 import { PluginReviewService } from './plugin-review.service';
-import { PluginStorage } from './plugin-storage';
+import { PluginFilesModule } from './plugin-files.module';
 import { PluginUploadService } from './plugin-upload.service';
-import { PluginsRepository } from './plugins.repository';
 import { UserPlugin } from './user-plugin.entity';
-import { ValidatorPool } from './validator';
+import { PluginVersion } from './plugin-version.entity';
+import { PluginVersionsRepository } from './plugin-versions.repository';
+import { PluginVersionsService } from './plugin-versions.service';
+import { PluginRatingsService } from './plugin-ratings.service';
+import { PluginManifestService } from './plugin-manifest.service';
+import { PluginVersionsUpgrade } from './plugin-versions-upgrade';
+import { OwnPluginInterceptor } from './own-plugin.interceptor';
+import { ValidatorPool } from '../plugin-validator';
 import { UsersModule } from '../users/users.module';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([UserPlugin]), UsersModule],
+  imports: [TypeOrmModule.forFeature([UserPlugin, PluginVersion]), UsersModule, PluginFilesModule],
   controllers: [CommunityPluginsController],
   providers: [
     PluginCatalogueService,
     PluginReviewService,
     PluginUploadService,
-    PluginsRepository,
-    PluginStorage,
     PluginFileReconciler,
+    PluginVersionsRepository,
+    PluginVersionsService,
+    PluginRatingsService,
+    PluginManifestService,
+    PluginVersionsUpgrade,
+    OwnPluginInterceptor,
     // A factory: the pool takes options (for tests), not injected dependencies. Nest still
-    // calls its onApplicationShutdown, which closes the threads after the HTTP server.
-    { provide: ValidatorPool, useFactory: () => new ValidatorPool() },
+    // calls its onApplicationShutdown, which closes the workers after the HTTP server.
+    {
+      provide: ValidatorPool,
+      useFactory: () => {
+        const logger = new Logger('ValidatorPool');
+        return new ValidatorPool({ warn: (message) => logger.warn(message) });
+      },
+    },
   ],
-  exports: [PluginCatalogueService, PluginStorage],
+  exports: [PluginCatalogueService, PluginFilesModule],
 })
 export class CommunityPluginsModule {}

@@ -10,6 +10,8 @@ import {
   TAG_MAX_LENGTH,
   TAG_PATTERN,
 } from './plugin-constants';
+import { CATALOGUE_SORTS } from './plugins.repository';
+import type { CatalogueSort } from './plugins.repository';
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;
@@ -23,6 +25,8 @@ export interface ListQuery {
   q?: string;
   /** One tag, lower case. */
   tag?: string;
+  minRating?: number;
+  sort: CatalogueSort;
   limit: number;
   offset: number;
 }
@@ -79,11 +83,18 @@ export function parseListQuery(raw: Record<string, unknown>): ListQueryResult {
     errors.tag = `must be a tag of 1 to ${TAG_MAX_LENGTH} letters, digits, ".", "_", "+" or "-"`;
   const limit = integer('limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
   const offset = integer('offset', 0, 0, MAX_OFFSET);
+  const minRatingText = text('min_rating');
+  let minRating: number | undefined;
+  if (minRatingText !== undefined) {
+    if (/^[0-5](\.\d)?$/.test(minRatingText) && Number(minRatingText) <= 5) minRating = Number(minRatingText);
+    else errors.min_rating = 'must be a number from 0 to 5 with at most one decimal';
+  }
+  const sort = oneOf('sort', CATALOGUE_SORTS) ?? 'newest';
 
   if (Object.keys(errors).length > 0) return { ok: false, errors };
   return {
     ok: true,
-    query: { status, group, type, q: q || undefined, tag: tag || undefined, limit, offset },
+    query: { status, group, type, q: q || undefined, tag: tag || undefined, minRating, sort, limit, offset },
   };
 }
 

@@ -15,19 +15,22 @@ export class PluginCatalogueService {
   constructor(private readonly plugins: PluginsRepository) {}
 
   async list(caller: AuthUser, listQuery: ListQuery): Promise<CataloguePage> {
-    const { status, group, type, q, tag, limit, offset } = listQuery;
+    const { status, limit, offset } = listQuery;
     if (status !== 'approved' && !caller.isAdmin)
       throw new ApiError(HttpStatus.FORBIDDEN, 'Admin privileges required');
 
-    const { total, plugins } = await this.plugins.catalogue({ status, group, type, q, tag, limit, offset });
+    const { total, plugins } = await this.plugins.catalogue({ ...listQuery, includeAltered: caller.isAdmin });
     return { total, limit, offset, plugins };
   }
 
-  /** A plugin that is not approved exists only for its uploader and for admins. */
+  /**
+   * A plugin that is not approved, or whose approved file was altered on disk, exists only for
+   * its uploader and for admins.
+   */
   async findVisible(caller: AuthUser, id: number | null): Promise<UserPlugin> {
     const plugin = await findPluginOr404(this.plugins, id);
-    if (plugin.status !== 'approved' && !caller.isAdmin && plugin.userId !== caller.id)
-      throw pluginNotFound();
+    const served = plugin.status === 'approved' && plugin.fileAlteredAt === null;
+    if (!served && !caller.isAdmin && plugin.userId !== caller.id) throw pluginNotFound();
     return plugin;
   }
 

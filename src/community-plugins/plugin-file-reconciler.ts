@@ -10,7 +10,10 @@ import { join } from 'node:path';
 import { Clock } from '../common/clock';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { LEGACY_TEMPORARY_NAME, PluginStorage, STORED_FILE_NAME } from './plugin-storage';
+import { LEGACY_TEMPORARY_NAME, STORED_FILE_NAME } from './plugin-file-names';
+import { PluginStorage, PluginStorageError, sha256Hex } from './plugin-storage';
+import { PluginVersionsRepository } from './plugin-versions.repository';
+import { PluginVersionsUpgrade } from './plugin-versions-upgrade';
 import { PluginsRepository } from './plugins.repository';
 
 export interface Reconciliation {
@@ -22,6 +25,12 @@ export interface Reconciliation {
   missing: number[];
   /** Rows whose file is back (their mark cleared). */
   restored: number[];
+  /** False when the directory is not this database's (nothing was looked at or changed). */
+  claimed: boolean;
+  /** Approved plugins whose file no longer has the approved digest (marked file_altered). */
+  altered: number[];
+  /** Approved plugins whose file has its digest again (their mark cleared). */
+  unaltered: number[];
 }
 
 /**
@@ -31,6 +40,8 @@ export interface Reconciliation {
  * PLUGIN_FILE_GRACE_SECONDS (another replica's upload may be between write and commit) and
  * not being written by this process. A row whose file is missing is never deleted (only an
  * admin decides that): it is logged and marked, so admins see the plugin as broken.
+ * Nothing at all is done in a directory that belongs to another database (see
+ * PluginDirectoryClaim), and files it kept when adopting a directory are never removed.
  */
 @Injectable()
 export class PluginFileReconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -43,9 +54,12 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     private readonly plugins: PluginsRepository,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly versions: PluginVersionsRepository,
+    private readonly upgrade: PluginVersionsUpgrade,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    await this.upgrade.run();
     await this.reconcileLogged();
     const interval = this.config.pluginReconcileIntervalSeconds * 1000;
     if (interval > 0) {
@@ -78,17 +92,35 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
   }
 
   private async pass(): Promise<Reconciliation> {
-    const result: Reconciliation = { removedFiles: [], removedTemporary: [], missing: [], restored: [] };
+    const result: Reconciliation = {
+      removedFiles: [],
+      removedTemporary: [],
+      missing: [],
+      restored: [],
+      altered: [],
+      unaltered: [],
+      claimed: false,
+    };
+    let keep: ReadonlySet<string>;
+    try {
+      ({ keep } = await this.storage.claim());
+    } catch (error) {
+      // Another database's directory: logged (one line) by the storage, and left alone.
+      if (error instanceof PluginStorageError && error.kind === 'foreign') return result;
+      throw error;
+    }
+    result.claimed = true;
     // Rows first: a row that commits after this read has its file in the listing below, and is
     // looked up again before that file is removed.
     const rows = await this.plugins.files();
+    const versionFiles = await this.versions.files();
     const entries = await this.storage.entries();
-    const named = new Set(rows.map((row) => row.filePath));
+    const named = new Set([...rows.map((row) => row.filePath), ...versionFiles.map((row) => row.filePath)]);
     const graceMs = this.config.pluginFileGraceSeconds * 1000;
     const now = Date.now();
 
     for (const entry of entries) {
-      if (!entry.isFile) continue;
+      if (!entry.isFile || keep.has(entry.name)) continue;
       const temporary = LEGACY_TEMPORARY_NAME.test(entry.name);
       if (!temporary && (!STORED_FILE_NAME.test(entry.name) || named.has(entry.name))) continue;
       const age = await this.storage.ageMs(entry.name, now);
@@ -98,7 +130,12 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
         continue;
       }
       // In flight first, then the row: an upload no longer in flight has settled its row.
-      if (this.storage.isInFlight(entry.name) || (await this.plugins.hasRowForFile(entry.name))) continue;
+      if (
+        this.storage.isInFlight(entry.name) ||
+        (await this.plugins.hasRowForFile(entry.name)) ||
+        (await this.versions.hasRowForFile(entry.name))
+      )
+        continue;
       if (await this.removeFile(entry.name)) result.removedFiles.push(entry.name);
     }
 
@@ -121,6 +158,8 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
       }
     }
 
+    await this.checkDigests(result);
+
     if (result.removedFiles.length + result.removedTemporary.length > 0) {
       this.logger.log(
         `Removed ${result.removedFiles.length} plugin file(s) without a row and ` +
@@ -128,6 +167,34 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
       );
     }
     return result;
+  }
+
+  /**
+   * What runs must be what was approved: an approved file whose bytes no longer have the
+   * approved digest is broken (out of the catalogue and the manifest, marked for admins) until
+   * they have it again. A missing file is the pass above's business.
+   */
+  private async checkDigests(result: Reconciliation): Promise<void> {
+    for (const plugin of await this.plugins.approvedFiles()) {
+      if (plugin.sha256 === null) continue;
+      const content = await this.storage.read(plugin.filePath);
+      if (content === null && !(await this.storage.exists(plugin.filePath))) continue;
+      const matches = content !== null && sha256Hex(content) === plugin.sha256;
+      if (!matches && plugin.fileAlteredAt === null) {
+        if (await this.plugins.setFileAltered(plugin.id, this.clock.now())) {
+          result.altered.push(plugin.id);
+          this.logger.error(
+            `Plugin ${plugin.id} (${plugin.name}): its file ${plugin.filePath} no longer has the approved digest ` +
+              `${plugin.sha256}; it is out of the catalogue and the manifest (file_altered) until restored`,
+          );
+        }
+      } else if (matches && plugin.fileAlteredAt !== null) {
+        if (await this.plugins.setFileAltered(plugin.id, null)) {
+          result.unaltered.push(plugin.id);
+          this.logger.log(`Plugin ${plugin.id} (${plugin.name}): its file has the approved digest again`);
+        }
+      }
+    }
   }
 
   private async removeFile(name: string): Promise<boolean> {

@@ -199,3 +199,38 @@ function ordered(errors: MetadataErrors): MetadataErrors {
   for (const field of METADATA_FIELDS) if (errors[field]) result[field] = errors[field];
   return result;
 }
+
+/** The form fields of a new version. */
+export const VERSION_FIELDS = ['version', 'changelog'] as const;
+export const CHANGELOG_MAX_LENGTH = 2000;
+
+export type VersionFieldsResult =
+  { ok: true; version: string; changelog: string | null } | { ok: false; errors: MetadataErrors };
+
+/** A new version's fields: `version` required (the upload's rule otherwise), `changelog` optional free text. */
+export function validateVersionFields(fields: Record<string, unknown>): VersionFieldsResult {
+  const errors: MetadataErrors = {};
+  const text = (field: string): string | undefined => {
+    const value = fields[field];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') {
+      errors[field] = Array.isArray(value) ? 'must be given once' : 'must be text';
+      return undefined;
+    }
+    return value;
+  };
+  const rawVersion = text('version');
+  if (rawVersion === undefined && !errors.version) errors.version = 'is required';
+  else if (rawVersion !== undefined && rawVersion.trim() === '') errors.version = 'is required';
+  const version = versionOf(rawVersion, errors);
+  const rawChangelog = text('changelog')?.trim();
+  let changelog: string | null = null;
+  if (rawChangelog) {
+    if (lengthOf(rawChangelog) > CHANGELOG_MAX_LENGTH)
+      errors.changelog = `must be at most ${CHANGELOG_MAX_LENGTH} characters`;
+    else if (CONTROL_IN_TEXT.test(rawChangelog)) errors.changelog = 'must not contain control characters';
+    else changelog = rawChangelog;
+  }
+  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  return { ok: true, version, changelog };
+}

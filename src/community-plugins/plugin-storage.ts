@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
+import { lstat, open, readdir, unlink } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { DirectoryClaim, ForeignPluginDirectoryError, PluginDirectoryClaim } from './plugin-directory-claim';
 
-const DIRECTORY_MODE = 0o750;
 const FILE_MODE = 0o640;
 const MAX_STEM_LENGTH = 64;
 /** No stored plugin can be larger than the largest upload limit the config allows. */
@@ -36,15 +36,12 @@ export function hasPythonExtension(clientFileName: string): boolean {
   return lastSegment(clientFileName).toLowerCase().endsWith(PY);
 }
 
-/** The names uploads are stored under (see storedFileName). */
-export const STORED_FILE_NAME = /^[A-Za-z0-9_-]+_[0-9a-f]{16}\.py$/;
-/** Temporary names of the versions that wrote a file before renaming it into place. */
-export const LEGACY_TEMPORARY_NAME = /^\.upload-[0-9a-f]+\.tmp$/;
+export { LEGACY_TEMPORARY_NAME, STORED_FILE_NAME } from './plugin-file-names';
 
 /** The upload's file was not stored: the disk is full, or the directory cannot be written. */
 export class PluginStorageError extends Error {
   constructor(
-    readonly kind: 'full' | 'unavailable',
+    readonly kind: 'full' | 'unavailable' | 'foreign',
     /** Words for the client: never a path. */
     readonly reason: string,
     readonly code: string,
@@ -75,8 +72,23 @@ export class PluginStorage {
   /** Files written by this process whose row has not committed or failed yet: the reconciler leaves them be. */
   private readonly inFlight = new Set<string>();
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly directoryClaim: PluginDirectoryClaim,
+  ) {
     this.directory = resolve(config.communityPluginDir);
+  }
+
+  /**
+   * The directory is this database's (see PluginDirectoryClaim); a directory that is
+   * another database's, or cannot be written, is a PluginStorageError.
+   */
+  async claim(): Promise<DirectoryClaim> {
+    try {
+      return await this.directoryClaim.claim();
+    } catch (error) {
+      throw this.storageFailure(error);
+    }
   }
 
   /**
@@ -113,8 +125,8 @@ export class PluginStorage {
   private async writeDurably(fileName: string, content: Buffer): Promise<void> {
     const path = join(this.directory, fileName);
     let created = false;
+    await this.claim();
     try {
-      await this.ensureDirectory();
       const handle = await open(path, 'wx', FILE_MODE);
       created = true;
       try {
@@ -144,6 +156,14 @@ export class PluginStorage {
 
   /** A full disk or an unusable directory becomes a PluginStorageError; the log names the directory. */
   private storageFailure(error: unknown): unknown {
+    if (error instanceof ForeignPluginDirectoryError) {
+      this.logger.error(error.message);
+      return new PluginStorageError(
+        'foreign',
+        'the plugin directory belongs to another database',
+        'EFOREIGN',
+      );
+    }
     const code = (error as NodeJS.ErrnoException).code ?? '';
     const reason = FULL_CODES.has(code) ? 'no space left' : UNAVAILABLE_REASONS[code];
     if (reason === undefined) return error;
@@ -192,12 +212,14 @@ export class PluginStorage {
   async remove(filePath: string): Promise<void> {
     let path: string;
     try {
+      await this.claim();
       path = this.pathOf(filePath);
       await unlink(path);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') this.logger.warn(`Plugin file ${filePath} was already missing`);
-      else this.logger.error(`Could not remove plugin file ${filePath}: ${(error as Error).message}`);
+      else if (!(error instanceof PluginStorageError))
+        this.logger.error(`Could not remove plugin file ${filePath}: ${(error as Error).message}`);
     }
   }
 
@@ -234,20 +256,4 @@ export class PluginStorage {
     }
     return path;
   }
-
-  private async ensureDirectory(): Promise<void> {
-    let created: string | undefined;
-    try {
-      created = await mkdir(this.directory, { recursive: true, mode: DIRECTORY_MODE });
-    } catch (error) {
-      // mkdir says EEXIST when the path is a file.
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    if (created !== undefined) await chmod(this.directory, DIRECTORY_MODE);
-    else if (!(await stat(this.directory)).isDirectory()) throw notADirectory(this.directory);
-  }
-}
-
-function notADirectory(path: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(`${path} is not a directory`), { code: 'ENOTDIR' });
 }

@@ -14,7 +14,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { isMultipart } from '../http/multipart-fields.guard';
 import { MALFORMED_BODY, readMultipart, type MultipartRules } from '../http/multipart';
 import { PLUGIN_FILE_PART } from './plugin-constants';
-import { METADATA_FIELDS } from './plugin-metadata';
+import { METADATA_FIELDS, VERSION_FIELDS } from './plugin-metadata';
 import { hasPythonExtension } from './plugin-storage';
 import type { UploadedPluginFile } from './plugin-upload.service';
 
@@ -42,7 +42,7 @@ export type UploadRequest = FastifyRequest & { file?: UploadedPluginFile };
  */
 @Injectable()
 export class PluginUploadInterceptor implements NestInterceptor {
-  private readonly rules: MultipartRules;
+  protected readonly rules: MultipartRules;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.rules = {
@@ -76,5 +76,14 @@ export class PluginUploadInterceptor implements NestInterceptor {
       request.file = file;
     }
     return next.handle();
+  }
+}
+
+/** A new version's form: the upload's parser and limits, with the version's own text fields. */
+@Injectable()
+export class PluginVersionUploadInterceptor extends PluginUploadInterceptor {
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    super(config);
+    this.rules.namedFields = { names: VERSION_FIELDS, message: INVALID_METADATA };
   }
 }

@@ -15,7 +15,13 @@ import { PluginStorage, PluginStorageError, sha256Hex } from './plugin-storage';
 import { INVALID_METADATA, refusedWithFindings } from './plugin-upload.interceptor';
 import { PluginsRepository } from './plugins.repository';
 import type { UserPlugin } from './user-plugin.entity';
-import { ValidatorBusyError, ValidatorPool } from './validator';
+import { ValidatorBusyError, ValidatorPool, type Violation } from '../plugin-validator';
+import { AuditLog } from '../audit/audit-log.service';
+import { pluginNotFound } from './plugin-lookup';
+import type { PluginVersion } from './plugin-version.entity';
+import { PluginVersionsRepository } from './plugin-versions.repository';
+import { validateVersionFields } from './plugin-metadata';
+import { compareVersions } from './semantic-version';
 
 /** The parsed upload as the multipart interceptor leaves it on the request. */
 export interface UploadedPluginFile {
@@ -40,6 +46,8 @@ export class PluginUploadService {
     private readonly storage: PluginStorage,
     private readonly clock: Clock,
     private readonly validator: ValidatorPool,
+    private readonly versions: PluginVersionsRepository,
+    private readonly audit: AuditLog,
   ) {}
 
   async upload(
@@ -58,12 +66,9 @@ export class PluginUploadService {
         if (error instanceof ValidatorBusyError) throw validatorBusy();
         throw error;
       });
-    if (!verdict.ok)
-      throw refusedWithFindings(
-        HttpStatus.UNPROCESSABLE_ENTITY,
-        'Plugin failed validation',
-        verdict.violations,
-      );
+    if (!verdict.ok) throw failedValidation(verdict.violations);
+
+    await this.checkSource(uploader, file);
 
     const now = this.clock.now();
     const plugin = this.plugins.create({
@@ -83,6 +88,10 @@ export class PluginUploadService {
       sha256: sha256Hex(file.buffer),
       filePath: '',
       fileMissingAt: null,
+      fileAlteredAt: null,
+      pendingVersion: metadata.version,
+      ratingTotal: 0,
+      ratingsCount: 0,
       createdAt: now,
       updatedAt: now,
     });
@@ -98,6 +107,27 @@ export class PluginUploadService {
             await this.users.lockUser(manager, uploader.id);
             await this.checkPendingCap(uploader.id, manager);
             await this.plugins.insert(manager, plugin);
+            // The first upload is the plugin's first version.
+            await this.versions.insert(manager, {
+              pluginId: plugin.id,
+              version: plugin.version,
+              sha256: plugin.sha256,
+              filePath: fileName,
+              changelog: null,
+              status: 'pending',
+              userId: uploader.id,
+              reviewedByUserId: null,
+              reviewedAt: null,
+              rejectionReason: null,
+              createdAt: now,
+            });
+            await this.audit.append(manager, {
+              actor: 'user',
+              actorUserId: uploader.id,
+              action: 'upload',
+              subject: `plugin:${plugin.id}`,
+              details: { name: plugin.name, version: plugin.version, sha256: plugin.sha256 },
+            });
           });
         },
         // The connection died with the insert, which may have committed with only its answer
@@ -116,6 +146,127 @@ export class PluginUploadService {
     return plugin;
   }
 
+  /**
+   * A new version of the caller's own plugin, with the upload's checks in the upload's order
+   * (the parser checked the extension and the size): the version field, its order and the one
+   * waiting for review, then the validator. The file is written and synced, then the row
+   * commits under the plugin's lock, where the order and the one-pending rule are checked
+   * again, so versions sent at once cannot both pass.
+   */
+  async uploadVersion(
+    uploader: AuthUser,
+    id: number | null,
+    file: UploadedPluginFile | undefined,
+    fields: Record<string, unknown> | undefined,
+  ): Promise<UserPlugin> {
+    const plugin = id === null ? null : await this.plugins.findById(id);
+    if (!plugin || plugin.userId !== uploader.id) throw pluginNotFound();
+    if (!file) throw new ApiError(HttpStatus.BAD_REQUEST, `No ${PLUGIN_FILE_PART} provided`);
+    const checked = validateVersionFields(fields ?? {});
+    if (!checked.ok) throw refusedWithFindings(HttpStatus.BAD_REQUEST, INVALID_METADATA, checked.errors);
+    const { version, changelog } = checked;
+    this.checkVersionOrder(plugin, await this.versions.ofPlugin(plugin.id), version);
+    await this.checkSource(uploader, file);
+
+    const now = this.clock.now();
+    const sha256 = sha256Hex(file.buffer);
+    try {
+      await this.storage.storeThen(
+        file.originalname,
+        file.buffer,
+        (fileName) =>
+          this.transactions.run(async (manager) => {
+            const current = await this.plugins.lockAndRead(manager, plugin.id);
+            if (!current) throw pluginNotFound();
+            this.checkVersionOrder(current, await this.versions.ofPlugin(current.id, manager), version);
+            await this.versions.insert(manager, {
+              pluginId: current.id,
+              version,
+              sha256,
+              filePath: fileName,
+              changelog,
+              status: 'pending',
+              userId: uploader.id,
+              reviewedByUserId: null,
+              reviewedAt: null,
+              rejectionReason: null,
+              createdAt: now,
+            });
+            // An approved plugin keeps serving its approved version while this one waits;
+            // one never approved now shows its newest version.
+            await this.plugins.update(
+              manager,
+              current.id,
+              current.status === 'approved'
+                ? { pendingVersion: version }
+                : {
+                    pendingVersion: version,
+                    status: 'pending',
+                    version,
+                    sha256,
+                    filePath: fileName,
+                    rejectionReason: null,
+                    reviewedByUserId: null,
+                    reviewedAt: null,
+                    fileMissingAt: null,
+                    fileAlteredAt: null,
+                    updatedAt: now,
+                  },
+            );
+            await this.audit.append(manager, {
+              actor: 'user',
+              actorUserId: uploader.id,
+              action: 'new_version',
+              subject: `plugin:${current.id}`,
+              details: { version, sha256, previous: current.version },
+            });
+          }),
+        isDatabaseUnavailable,
+      );
+    } catch (error) {
+      if (error instanceof PluginStorageError) throw storageFailed(error);
+      if (error instanceof ApiError || isDatabaseUnavailable(error)) throw error;
+      // Two posts of one version raced past the checks; the unique index decided.
+      if (isDuplicateKeyError(error)) throw versionNotGreater(version);
+      throw error;
+    }
+    this.logger.log(
+      `Plugin ${plugin.id} (${plugin.name}): version ${version} uploaded by user ${uploader.id}`,
+    );
+    const updated = await this.plugins.findById(plugin.id);
+    if (!updated) throw pluginNotFound();
+    return updated;
+  }
+
+  /** 409 unless the version is above every earlier one and none waits for review. */
+  private checkVersionOrder(plugin: UserPlugin, versions: PluginVersion[], version: string): void {
+    if (plugin.pendingVersion !== null) throw new ApiError(HttpStatus.CONFLICT, VERSION_WAITING);
+    const latest = versions.reduce<string | null>(
+      (highest, row) =>
+        highest === null || compareVersions(row.version, highest) > 0 ? row.version : highest,
+      null,
+    );
+    if (latest !== null && compareVersions(version, latest) <= 0) {
+      throw new ApiError(HttpStatus.CONFLICT, `Version must be greater than ${latest}`);
+    }
+  }
+
+  /** The static validator, one refusal shape for uploads and new versions (422 with the findings). */
+  private async checkSource(uploader: AuthUser, file: UploadedPluginFile): Promise<void> {
+    const verdict = await this.validator
+      .validate(file.buffer, String(uploader.id))
+      .catch((error: unknown) => {
+        if (error instanceof ValidatorBusyError) throw validatorBusy();
+        throw error;
+      });
+    if (!verdict.ok)
+      throw refusedWithFindings(
+        HttpStatus.UNPROCESSABLE_ENTITY,
+        'Plugin failed validation',
+        verdict.violations,
+      );
+  }
+
   /** 409 once the uploader has as many plugins waiting for review as PLUGIN_MAX_PENDING_PER_USER allows. */
   async checkPendingCap(userId: number, manager?: EntityManager): Promise<void> {
     const pending = await this.plugins.countPending(userId, manager);
@@ -124,6 +275,30 @@ export class PluginUploadService {
     }
   }
 }
+
+/**
+ * `errors` at the top stays the structured findings; under `data`, the original web client's
+ * Upload tab renders each entry of `errors` as text, so there they are strings
+ * (`line 3, column 8: <message> (<rule>)`), and the structured ones are `findings`.
+ */
+export const failedValidation = (violations: Violation[]): ApiError =>
+  new ApiError(
+    HttpStatus.UNPROCESSABLE_ENTITY,
+    'Plugin failed validation',
+    violations,
+    {},
+    {
+      errors: violations.map(findingText),
+      findings: violations,
+    },
+  );
+
+export const findingText = (finding: Violation): string =>
+  `line ${finding.line}, column ${finding.column}: ${finding.message} (${finding.rule})`;
+
+export const VERSION_WAITING = 'A version is already waiting for review';
+const versionNotGreater = (version: string) =>
+  new ApiError(HttpStatus.CONFLICT, `Version must be greater than ${version}`);
 
 const nameExists = () => new ApiError(HttpStatus.CONFLICT, 'Plugin name already exists');
 

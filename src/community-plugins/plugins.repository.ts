@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, IsNull, Not, Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
-import { retryOnDeadlock } from '../database/deadlock';
 import { containsPattern, LIKE_ESCAPE } from '../database/like';
 import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
 import { storedTag, UserPlugin } from './user-plugin.entity';
@@ -25,12 +24,28 @@ const LISTED_COLUMNS = [
   'tags',
   'sha256',
   'fileMissingAt',
+  'fileAlteredAt',
+  'pendingVersion',
+  'ratingTotal',
+  'ratingsCount',
   'createdAt',
   'updatedAt',
 ] as const satisfies ReadonlyArray<keyof UserPlugin>;
 
 /** Column types both drivers hand over as JavaScript strings and numbers already. */
 const PLAIN_COLUMN_TYPES = new Set(['varchar', 'text', 'int']);
+
+export const CATALOGUE_SORTS = ['newest', 'rating', 'name'] as const;
+export type CatalogueSort = (typeof CATALOGUE_SORTS)[number];
+
+const ORDER_BY: Record<CatalogueSort, string> = {
+  newest: '`created_at` DESC, `id` DESC',
+  // The mean without dividing by zero; more ratings first among equal means.
+  rating:
+    'CASE WHEN `ratings_count` = 0 THEN 0 ELSE `rating_total` * 1.0 / `ratings_count` END DESC, ' +
+    '`ratings_count` DESC, `created_at` DESC, `id` DESC',
+  name: 'LOWER(`name`) ASC, `id` ASC',
+};
 
 export interface CatalogueFilter {
   status: PluginStatus;
@@ -40,6 +55,11 @@ export interface CatalogueFilter {
   q?: string;
   /** One of its tags. */
   tag?: string;
+  /** Mean rating, as shown (one decimal), at least this. */
+  minRating?: number;
+  sort: CatalogueSort;
+  /** Admins see approved plugins whose file was altered (marked); nobody else does. */
+  includeAltered: boolean;
   limit: number;
   offset: number;
 }
@@ -59,8 +79,16 @@ export class PluginsRepository {
    * Backticks quote names on SQLite and MySQL alike; every value is a bound parameter.
    */
   catalogue(filter: CatalogueFilter): Promise<{ total: number; plugins: UserPlugin[] }> {
-    const conditions = ['`status` = ?'];
-    const params: unknown[] = [filter.status];
+    const conditions: string[] = [];
+    const params: unknown[] = [];
+    if (filter.status === 'pending') {
+      // The admin queue: new plugins, and approved plugins with a version waiting.
+      conditions.push("(`status` = 'pending' OR `pending_version` IS NOT NULL)");
+    } else {
+      conditions.push('`status` = ?');
+      params.push(filter.status);
+    }
+    if (filter.status === 'approved' && !filter.includeAltered) conditions.push('`file_altered_at` IS NULL');
     if (filter.group) {
       conditions.push('`group` = ?');
       params.push(filter.group);
@@ -72,15 +100,22 @@ export class PluginsRepository {
     if (filter.q) {
       const pattern = containsPattern(filter.q.toLowerCase());
       conditions.push(
-        `(LOWER(\`name\`) LIKE ? ESCAPE '${LIKE_ESCAPE}' OR LOWER(\`description\`) LIKE ? ESCAPE '${LIKE_ESCAPE}')`,
+        `(LOWER(\`name\`) LIKE ? ESCAPE '${LIKE_ESCAPE}' OR LOWER(\`description\`) LIKE ? ESCAPE '${LIKE_ESCAPE}'` +
+          ` OR LOWER(\`author\`) LIKE ? ESCAPE '${LIKE_ESCAPE}')`,
       );
-      params.push(pattern, pattern);
+      params.push(pattern, pattern, pattern);
+    }
+    if (filter.minRating !== undefined && filter.minRating > 0) {
+      // The shown mean is rounded half up to tenths: it is at least m exactly when the mean is at
+      // least m - 0.05, which in integers is 20 * total >= (20 * m - 1) * count.
+      conditions.push('`ratings_count` > 0 AND 20 * `rating_total` >= ? * `ratings_count`');
+      params.push(Math.round(filter.minRating * 10) * 2 - 1);
     }
     if (filter.tag) {
       conditions.push(`\`tags\` LIKE ? ESCAPE '${LIKE_ESCAPE}'`);
       params.push(containsPattern(storedTag(filter.tag)));
     }
-    return this.page(conditions.join(' AND '), params, filter);
+    return this.page(conditions.join(' AND '), params, filter, ORDER_BY[filter.sort]);
   }
 
   /** A page of the matching rows, newest first, with the count over all pages. */
@@ -88,6 +123,7 @@ export class PluginsRepository {
     where: string,
     params: unknown[],
     { limit, offset }: { limit: number; offset: number },
+    orderBy: string = ORDER_BY.newest,
   ): Promise<{ total: number; plugins: UserPlugin[] }> {
     const [counted] = (await this.plugins.query(
       `SELECT COUNT(1) AS \`cnt\` FROM \`user_plugins\` WHERE ${where}`,
@@ -95,7 +131,7 @@ export class PluginsRepository {
     )) as Array<{ cnt: number | string }>;
     const rows = (await this.plugins.query(
       `SELECT ${this.listed().select} FROM \`user_plugins\` WHERE ${where} ` +
-        'ORDER BY `created_at` DESC, `id` DESC LIMIT ? OFFSET ?',
+        `ORDER BY ${orderBy} LIMIT ? OFFSET ?`,
       [...params, limit, offset],
     )) as Array<Record<string, unknown>>;
     return { total: Number(counted?.cnt ?? 0), plugins: rows.map((row) => this.fromRow(row)) };
@@ -166,12 +202,60 @@ export class PluginsRepository {
 
   /** Inserts and fills in the id; a name taken meanwhile fails with a duplicate-key error. */
   async insert(manager: EntityManager, plugin: UserPlugin): Promise<void> {
-    await manager.insert(UserPlugin, plugin);
+    // A copy is inserted: a transaction that lost a write conflict runs again, and must not
+    // insert the id its rolled-back run was given.
+    const result = await manager.insert(UserPlugin, { ...plugin });
+    plugin.id = Number((result.identifiers[0] as { id: number | string }).id);
   }
 
-  async delete(id: number): Promise<boolean> {
-    const deleted = await retryOnDeadlock(() => this.plugins.delete({ id }));
-    return Boolean(deleted.affected);
+  /**
+   * Takes the plugin's row lock until the transaction ends and reads the row under it: every
+   * decision on one plugin (reviews, new versions, ratings, delete) goes one at a time.
+   */
+  async lockAndRead(manager: EntityManager, id: number): Promise<UserPlugin | null> {
+    await manager.query('UPDATE user_plugins SET id = id WHERE id = ?', [id]);
+    return manager.findOneBy(UserPlugin, { id });
+  }
+
+  async update(manager: EntityManager, id: number, values: Partial<UserPlugin>): Promise<void> {
+    await manager.update(UserPlugin, { id }, values);
+  }
+
+  /** Its versions, approvals and ratings go with it (foreign keys); its audit entries stay. */
+  async delete(manager: EntityManager, id: number): Promise<void> {
+    await manager.delete(UserPlugin, { id });
+  }
+
+  /** What the manifest lists: approved, with a digest, and a file that is there and unaltered. */
+  manifestEntries(): Promise<Array<{ id: number; name: string; version: string; sha256: string }>> {
+    return this.plugins
+      .createQueryBuilder('p')
+      .select(['p.id', 'p.name', 'p.version', 'p.sha256'])
+      .where("p.status = 'approved'")
+      .andWhere('p.sha256 IS NOT NULL AND p.file_missing_at IS NULL AND p.file_altered_at IS NULL')
+      .orderBy('p.id', 'ASC')
+      .getMany() as Promise<Array<{ id: number; name: string; version: string; sha256: string }>>;
+  }
+
+  /** Approved plugins' served files, for the digest check of the reconciler and svc-admin. */
+  approvedFiles(): Promise<Array<Pick<UserPlugin, 'id' | 'name' | 'filePath' | 'sha256' | 'fileAlteredAt'>>> {
+    return this.plugins.find({
+      select: { id: true, name: true, filePath: true, sha256: true, fileAlteredAt: true },
+      where: { status: 'approved' },
+    });
+  }
+
+  async setDigestIfUnset(id: number, filePath: string, sha256: string): Promise<void> {
+    await this.plugins.update({ id, filePath, sha256: IsNull() }, { sha256 });
+  }
+
+  /** Marks (a Date) or clears (null) an altered file; false when the row is gone or already so. */
+  async setFileAltered(id: number, at: Date | null): Promise<boolean> {
+    const updated = await this.plugins.update(
+      { id, fileAlteredAt: at === null ? Not(IsNull()) : IsNull() },
+      { fileAlteredAt: at },
+    );
+    return Boolean(updated.affected);
   }
 
   /** What the reconciler compares with the plugin directory: every row's file. */
@@ -185,11 +269,9 @@ export class PluginsRepository {
 
   /** Marks (a Date) or clears (null) a missing file; false when the row is gone or already so. */
   async setFileMissing(id: number, at: Date | null): Promise<boolean> {
-    const updated = await retryOnDeadlock(() =>
-      this.plugins.update(
-        { id, fileMissingAt: at === null ? Not(IsNull()) : IsNull() },
-        { fileMissingAt: at },
-      ),
+    const updated = await this.plugins.update(
+      { id, fileMissingAt: at === null ? Not(IsNull()) : IsNull() },
+      { fileMissingAt: at },
     );
     return Boolean(updated.affected);
   }
@@ -205,7 +287,7 @@ export class PluginsRepository {
     options: { withFileOnly?: boolean } = {},
   ): Promise<boolean> {
     const where = { id, status: In(from), ...(options.withFileOnly ? { fileMissingAt: IsNull() } : {}) };
-    const updated = await retryOnDeadlock(() => this.plugins.update(where, values));
+    const updated = await this.plugins.update(where, values);
     return Boolean(updated.affected);
   }
 }

@@ -23,7 +23,9 @@ const TAGS_TRANSFORMER = {
 };
 
 /**
- * An uploaded plugin. The source lives in a file under COMMUNITY_PLUGIN_DIR, never in a
+ * An uploaded plugin: what the catalogue serves (its latest approved version, else its
+ * newest version: `version`, `sha256`, `file_path`, `status`), plus its metadata. Every
+ * version, this one included, is a row of plugin_versions. The source lives in a file under COMMUNITY_PLUGIN_DIR, never in a
  * column. Columns that an older table may lack are nullable or have a default, so the
  * start-up schema upgrade can add them to tables that already hold rows.
  */
@@ -86,6 +88,24 @@ export class UserPlugin {
    */
   @Column({ name: 'file_missing_at', type: 'datetime', precision: 3, nullable: true })
   fileMissingAt!: Date | null;
+
+  /**
+   * Set by the reconciler when the served file no longer has the approved digest, cleared when
+   * it has again: such a plugin is broken, out of the catalogue and the manifest.
+   */
+  @Column({ name: 'file_altered_at', type: 'datetime', precision: 3, nullable: true })
+  fileAlteredAt!: Date | null;
+
+  /** The version waiting for review, if one does; at most one at a time. */
+  @Column({ name: 'pending_version', type: 'varchar', length: VERSION_MAX_LENGTH, nullable: true })
+  pendingVersion!: string | null;
+
+  /** Sum and count of the ratings, kept with each rating in one transaction. */
+  @Column({ name: 'rating_total', type: 'int', default: 0 })
+  ratingTotal!: number;
+
+  @Column({ name: 'ratings_count', type: 'int', default: 0 })
+  ratingsCount!: number;
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;

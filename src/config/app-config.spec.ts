@@ -1,3 +1,4 @@
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,11 +29,14 @@ describe('loadConfig', () => {
       pluginDirMinFreeBytes: 64 * 1024 * 1024,
       pluginReconcileIntervalSeconds: 600,
       pluginFileGraceSeconds: 300,
+      pluginApprovalsRequired: 1,
+      pluginSelfReview: 'forbidden',
       rateLimit: true,
       redisUrl: null,
       databaseQueryTimeoutMs: 5000,
       databaseStartupWaitMs: 60000,
       shutdownGraceMs: 10000,
+      shutdownDrainMs: 0,
     });
   });
 
@@ -120,6 +124,21 @@ describe('loadConfig', () => {
       'http://127.0.0.1:6379',
       'Invalid environment: REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0',
     ],
+    [
+      'PLUGIN_APPROVALS_REQUIRED',
+      '0',
+      'Invalid environment: PLUGIN_APPROVALS_REQUIRED must be an integer from 1 to 20',
+    ],
+    [
+      'PLUGIN_SELF_REVIEW',
+      'sometimes',
+      'Invalid environment: PLUGIN_SELF_REVIEW must be one of forbidden, allowed',
+    ],
+    [
+      'PLUGIN_MANIFEST_KEY',
+      'not a key',
+      'Invalid environment: PLUGIN_MANIFEST_KEY must be an Ed25519 private key in PKCS#8 PEM (openssl genpkey -algorithm ed25519)',
+    ],
     ['SMTP_SECURE', 'yes', 'Invalid environment: SMTP_SECURE must be one of true, false'],
     ['JWT_SECRET', 'short', 'Invalid environment: JWT_SECRET must be at least 32 characters long'],
     ['FRONTEND_PORT', '0', 'Invalid environment: FRONTEND_PORT must be an integer from 1 to 65535'],
@@ -145,6 +164,34 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' }, dataDir())).toThrow(
       'Invalid environment: JWT_SECRET must be set (at least 32 characters) when NODE_ENV=production',
     );
+  });
+
+  it('refuses to start in production without a PLUGIN_MANIFEST_KEY, and takes a PEM with escaped line breaks', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: SECRET }, dataDir())).toThrow(
+      'Invalid environment: PLUGIN_MANIFEST_KEY must be set to an Ed25519 private key in PKCS#8 PEM',
+    );
+    const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const oneLine = pem.trim().replace(/\n/g, '\\n');
+    const config = loadConfig(
+      { NODE_ENV: 'production', JWT_SECRET: SECRET, PLUGIN_MANIFEST_KEY: oneLine },
+      dataDir(),
+    );
+    expect(config.pluginManifestKey).toBe(pem);
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({
+      type: 'pkcs8',
+      format: 'pem',
+    });
+    expect(() => loadConfig({ JWT_SECRET: SECRET, PLUGIN_MANIFEST_KEY: rsa.toString() }, dataDir())).toThrow(
+      'PLUGIN_MANIFEST_KEY must be an Ed25519 private key',
+    );
+  });
+
+  it('makes a development manifest key once and keeps it under the data directory', () => {
+    const dir = dataDir();
+    const first = loadConfig({ JWT_SECRET: SECRET }, dir).pluginManifestKey;
+    expect(createPrivateKey(first).asymmetricKeyType).toBe('ed25519');
+    expect(loadConfig({ JWT_SECRET: SECRET }, dir).pluginManifestKey).toBe(first);
+    expect(statSync(join(dir, 'plugin-manifest-key.pem')).mode & 0o777).toBe(0o600);
   });
 
   it('makes a development secret once and keeps it under the data directory', () => {

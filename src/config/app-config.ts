@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -30,6 +30,11 @@ export interface AppConfig {
   databaseStartupWaitMs: number;
   /** How long requests in flight at SIGTERM get to finish. */
   shutdownGraceMs: number;
+  /**
+   * How long a replica keeps serving after SIGTERM with its readiness down, so a balancer
+   * that health-checks /health/ready takes it out of the pool before it stops accepting.
+   */
+  shutdownDrainMs: number;
   jwt: { secret: string; algorithm: JwtAlgorithm; expiresInSeconds: number };
   /** Without SMTP the text of every mail goes to the log and stdout. */
   smtp: SmtpConfig | null;
@@ -59,16 +64,33 @@ export interface AppConfig {
    * this, so another replica's upload between its write and its commit is never touched.
    */
   pluginFileGraceSeconds: number;
+  /** Targets one user may have (409 past it): one user must not be able to fill the database. */
+  maxTargetsPerUser: number;
+  /** Sessions one user may have (409 past it). */
+  maxSessionsPerUser: number;
+  /** PKCS#8 PEM of the Ed25519 key that signs the plugin manifest. */
+  pluginManifestKey: string;
+  /** Distinct admins, none of them the uploader, who must approve a version before it is approved. */
+  pluginApprovalsRequired: number;
+  /** `forbidden`: an admin may not review a version they uploaded (see docs/plugin-lifecycle.md). */
+  pluginSelfReview: PluginSelfReview;
   rateLimit: boolean;
   /** Shared limit counters for every replica; null keeps them in the process. */
   redisUrl: string | null;
   logLevel: LogLevel;
+  /** JSON lines (for collectors), or readable lines for a person at a terminal. */
+  logFormat: LogFormat;
   /** Origins allowed by CORS; empty turns CORS off. */
   corsOrigins: string[];
 }
 
+export const PLUGIN_SELF_REVIEW = ['forbidden', 'allowed'] as const;
+export type PluginSelfReview = (typeof PLUGIN_SELF_REVIEW)[number];
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** Ordinary addresses: a dot-separated local part and a domain with a TLD of 2+ letters. */
 export const DEFAULT_EMAIL_PATTERN =
@@ -79,11 +101,46 @@ export const DEFAULT_PASSWORD_PATTERN =
 
 const DEFAULT_DATA_DIR = 'data';
 
-/** A bad setting stops the boot; the message names the variable and what it must be. */
+/**
+ * Bad settings stop the boot; the message names every bad variable and what it must be, in
+ * one line (`Invalid environment: A must be ...; B must be ...`).
+ */
 export class ConfigError extends Error {
-  constructor(variable: string, requirement: string) {
-    super(`Invalid environment: ${variable} must be ${requirement}`);
+  readonly problems: string[];
+
+  constructor(variable: string, requirement: string);
+  constructor(problems: string[]);
+  constructor(variableOrProblems: string | string[], requirement?: string) {
+    const problems =
+      typeof variableOrProblems === 'string'
+        ? [`${variableOrProblems} must be ${requirement}`]
+        : variableOrProblems;
+    super(`Invalid environment: ${problems.join('; ')}`);
     this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/**
+ * Reads settings one by one, noting each bad one instead of stopping at it, so one message
+ * names them all (`done()` throws it).
+ */
+class SettingsReader {
+  private readonly problems: string[] = [];
+
+  read<T>(setting: () => T): T {
+    try {
+      return setting();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      this.problems.push(...error.problems);
+      // Never used: done() throws before the config is returned.
+      return undefined as T;
+    }
+  }
+
+  done(): void {
+    if (this.problems.length > 0) throw new ConfigError(this.problems);
   }
 }
 
@@ -166,6 +223,42 @@ function jwtSecret(env: Env, production: boolean, dataDir: string): string {
   return generated;
 }
 
+const MANIFEST_KEY_REQUIREMENT = 'an Ed25519 private key in PKCS#8 PEM (openssl genpkey -algorithm ed25519)';
+
+/** PEM as given, or with its line breaks written as `\n` (one-line environment files). */
+function ed25519Pem(text: string, variable: string): string {
+  const pem = text.replace(/\\n/g, '\n').trim() + '\n';
+  try {
+    const key = createPrivateKey(pem);
+    if (key.asymmetricKeyType === 'ed25519') return key.export({ type: 'pkcs8', format: 'pem' }).toString();
+  } catch {
+    // named below
+  }
+  throw new ConfigError(variable, MANIFEST_KEY_REQUIREMENT);
+}
+
+/**
+ * The manifest's signing key, like the JWT secret: production brings its own; development
+ * makes one once and keeps it under data/, so the public key a framework pinned stays valid.
+ */
+function pluginManifestKey(env: Env, production: boolean, dataDir: string): string {
+  const given = value(env, 'PLUGIN_MANIFEST_KEY');
+  if (given !== undefined) return ed25519Pem(given, 'PLUGIN_MANIFEST_KEY');
+  if (production)
+    throw new ConfigError(
+      'PLUGIN_MANIFEST_KEY',
+      `set to ${MANIFEST_KEY_REQUIREMENT} when NODE_ENV=production`,
+    );
+  const file = join(dataDir, 'plugin-manifest-key.pem');
+  if (existsSync(file)) return ed25519Pem(readFileSync(file, 'utf8'), file);
+  const generated = generateKeyPairSync('ed25519')
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, generated, { mode: 0o600 });
+  return generated;
+}
+
 function smtp(env: Env): SmtpConfig | null {
   const host = value(env, 'SMTP_HOST');
   if (host === undefined) return null;
@@ -239,52 +332,64 @@ function corsOrigins(env: Env): string[] {
   return origins;
 }
 
-export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR): AppConfig {
+/** `terminal`: stdout is a terminal, where logs are readable lines unless LOG_FORMAT says otherwise. */
+export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = false): AppConfig {
+  const settings = new SettingsReader();
+  const read = <T>(setting: () => T): T => settings.read(setting);
   const production = value(env, 'NODE_ENV') === 'production';
   const mailFrom = value(env, 'SMTP_FROM') ?? 'SVC <no-reply@localhost>';
-  const port = integer(env, 'PORT', 8009, 0, 65535);
-  return {
+  const port = read(() => integer(env, 'PORT', 8009, 0, 65535));
+  const config: AppConfig = {
     production,
     port,
     host: value(env, 'HOST') ?? '127.0.0.1',
-    database: parseDatabaseUrl(value(env, 'DATABASE_URL') ?? `sqlite:${join(dataDir, 'svc.sqlite')}`),
-    databaseQueryTimeoutMs: integer(env, 'DATABASE_QUERY_TIMEOUT_SECONDS', 5, 1, 300) * 1000,
-    databaseStartupWaitMs: integer(env, 'DATABASE_STARTUP_WAIT_SECONDS', 60, 0, 3600) * 1000,
-    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600) * 1000,
+    database: read(() =>
+      parseDatabaseUrl(value(env, 'DATABASE_URL') ?? `sqlite:${join(dataDir, 'svc.sqlite')}`),
+    ),
+    databaseQueryTimeoutMs: read(() => integer(env, 'DATABASE_QUERY_TIMEOUT_SECONDS', 5, 1, 300) * 1000),
+    databaseStartupWaitMs: read(() => integer(env, 'DATABASE_STARTUP_WAIT_SECONDS', 60, 0, 3600) * 1000),
+    shutdownGraceMs: read(() => integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600) * 1000),
+    shutdownDrainMs: read(() => integer(env, 'SHUTDOWN_DRAIN_SECONDS', 0, 0, 3600) * 1000),
     jwt: {
-      secret: jwtSecret(env, production, dataDir),
-      algorithm: oneOf(env, 'JWT_ALGORITHM', 'HS256', ['HS256', 'HS384', 'HS512'] as const),
-      expiresInSeconds: integer(env, 'JWT_EXPIRES_IN', 86400, 60, 31_536_000),
+      secret: read(() => jwtSecret(env, production, dataDir)),
+      algorithm: read(() => oneOf(env, 'JWT_ALGORITHM', 'HS256', ['HS256', 'HS384', 'HS512'] as const)),
+      expiresInSeconds: read(() => integer(env, 'JWT_EXPIRES_IN', 86400, 60, 31_536_000)),
     },
-    smtp: smtp(env),
+    smtp: read(() => smtp(env)),
     mailFrom,
     serverAddr: value(env, 'SERVER_ADDR') ?? '127.0.0.1',
     // The API serves the pages the links open, so by default the links point at the API itself.
-    frontendPort: integer(env, 'FRONTEND_PORT', port, 1, 65535),
-    frontendUrl: frontendUrl(env),
-    emailPattern: pattern(env, 'EMAIL_PATTERN', DEFAULT_EMAIL_PATTERN),
-    passwordPattern: pattern(env, 'PASSWORD_PATTERN', DEFAULT_PASSWORD_PATTERN),
-    bcryptCost: integer(env, 'BCRYPT_COST', 12, 4, 15),
+    frontendPort: read(() => integer(env, 'FRONTEND_PORT', port, 1, 65535)),
+    frontendUrl: read(() => frontendUrl(env)),
+    emailPattern: read(() => pattern(env, 'EMAIL_PATTERN', DEFAULT_EMAIL_PATTERN)),
+    passwordPattern: read(() => pattern(env, 'PASSWORD_PATTERN', DEFAULT_PASSWORD_PATTERN)),
+    bcryptCost: read(() => integer(env, 'BCRYPT_COST', 12, 4, 15)),
     adminEmails: (value(env, 'SVC_ADMIN_EMAILS') ?? '')
       .split(',')
       .map((email) => email.trim().toLowerCase())
       .filter((email) => email !== ''),
     communityPluginDir: value(env, 'COMMUNITY_PLUGIN_DIR') ?? join(dataDir, 'community-plugins'),
-    pluginUploadMaxSize: integer(env, 'PLUGIN_UPLOAD_MAX_SIZE', 262_144, 1, 16 * 1024 * 1024),
-    pluginUploadsPerHour: integer(env, 'PLUGIN_UPLOADS_PER_HOUR', 30, 1, 1_000_000),
-    pluginMaxPendingPerUser: integer(env, 'PLUGIN_MAX_PENDING_PER_USER', 10, 1, 1_000_000),
-    pluginDirMinFreeBytes: integer(
-      env,
-      'PLUGIN_DIR_MIN_FREE_BYTES',
-      64 * 1024 * 1024,
-      0,
-      Number.MAX_SAFE_INTEGER,
+    pluginUploadMaxSize: read(() => integer(env, 'PLUGIN_UPLOAD_MAX_SIZE', 262_144, 1, 16 * 1024 * 1024)),
+    pluginUploadsPerHour: read(() => integer(env, 'PLUGIN_UPLOADS_PER_HOUR', 30, 1, 1_000_000)),
+    pluginMaxPendingPerUser: read(() => integer(env, 'PLUGIN_MAX_PENDING_PER_USER', 10, 1, 1_000_000)),
+    pluginDirMinFreeBytes: read(() =>
+      integer(env, 'PLUGIN_DIR_MIN_FREE_BYTES', 64 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
     ),
-    pluginReconcileIntervalSeconds: integer(env, 'PLUGIN_RECONCILE_INTERVAL_SECONDS', 600, 0, 86_400),
-    pluginFileGraceSeconds: integer(env, 'PLUGIN_FILE_GRACE_SECONDS', 300, 0, 86_400),
-    rateLimit: oneOf(env, 'RATE_LIMIT', 'on', ['on', 'off']) === 'on',
-    redisUrl: redisUrl(env),
-    logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
-    corsOrigins: corsOrigins(env),
+    pluginReconcileIntervalSeconds: read(() =>
+      integer(env, 'PLUGIN_RECONCILE_INTERVAL_SECONDS', 600, 0, 86_400),
+    ),
+    pluginFileGraceSeconds: read(() => integer(env, 'PLUGIN_FILE_GRACE_SECONDS', 300, 0, 86_400)),
+    maxTargetsPerUser: read(() => integer(env, 'MAX_TARGETS_PER_USER', 2_000, 1, 1_000_000)),
+    maxSessionsPerUser: read(() => integer(env, 'MAX_SESSIONS_PER_USER', 200, 1, 1_000_000)),
+    pluginManifestKey: read(() => pluginManifestKey(env, production, dataDir)),
+    pluginApprovalsRequired: read(() => integer(env, 'PLUGIN_APPROVALS_REQUIRED', 1, 1, 20)),
+    pluginSelfReview: read(() => oneOf(env, 'PLUGIN_SELF_REVIEW', 'forbidden', PLUGIN_SELF_REVIEW)),
+    rateLimit: read(() => oneOf(env, 'RATE_LIMIT', 'on', ['on', 'off']) === 'on'),
+    redisUrl: read(() => redisUrl(env)),
+    logLevel: read(() => oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS)),
+    logFormat: read(() => oneOf(env, 'LOG_FORMAT', terminal ? 'pretty' : 'json', LOG_FORMATS)),
+    corsOrigins: read(() => corsOrigins(env)),
   };
+  settings.done();
+  return config;
 }

@@ -2,7 +2,14 @@ import { Controller, Get, Patch } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiTags } from '@nestjs/swagger';
 import { methodNotAllowed } from '../common/api-error';
 import { Args } from '../common/args';
-import { AdminRoute, Authenticated, OptionsRoute, UnsupportedMethods } from '../common/decorators';
+import {
+  AdminRoute,
+  Authenticated,
+  CurrentUser,
+  OptionsRoute,
+  UnsupportedMethods,
+} from '../common/decorators';
+import type { AuthUser } from '../common/decorators';
 import { success } from '../common/envelopes';
 import { mapOfLists } from '../openapi/api-docs';
 import type { RequestedChanges } from './configuration-rules';
@@ -66,9 +73,10 @@ export class ConfigurationController {
   })
   @Patch()
   async update(
+    @CurrentUser() caller: AuthUser,
     @ConfigurationChanges() changes: RequestedChanges,
   ): Promise<{ status: 'success'; data: null }> {
-    await this.configuration.update(changes);
+    await this.configuration.update(changes, caller.id);
     return success(null);
   }
 

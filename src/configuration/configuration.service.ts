@@ -1,6 +1,7 @@
 import { HttpStatus, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { ApiError } from '../common/api-error';
 import { Transactions } from '../database/transactions';
+import { AuditLog } from '../audit/audit-log.service';
 import { configurationDefaults, DefaultItem } from './configuration-defaults';
 import type { ConfigurationItem } from './configuration-item.entity';
 import { ConfigurationRepository } from './configuration.repository';
@@ -21,6 +22,7 @@ export class ConfigurationService implements OnApplicationBootstrap {
   constructor(
     private readonly items: ConfigurationRepository,
     private readonly transactions: Transactions,
+    private readonly audit: AuditLog,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -49,7 +51,7 @@ export class ConfigurationService implements OnApplicationBootstrap {
    * Sets every requested key to its value and marks it dirty, all or nothing: one unknown
    * key or unusable value and no row changes.
    */
-  async update({ changes, notText }: RequestedChanges): Promise<void> {
+  async update({ changes, notText }: RequestedChanges, actorUserId: number | null = null): Promise<void> {
     if (changes.length === 0 && notText.length === 0) {
       throw new ApiError(HttpStatus.BAD_REQUEST, INCORRECT_PARAMETERS);
     }
@@ -71,6 +73,13 @@ export class ConfigurationService implements OnApplicationBootstrap {
       for (const [key, value] of changes) {
         await this.items.setValue(manager, known.get(key)!.id, value);
       }
+      await this.audit.append(manager, {
+        actor: 'user',
+        actorUserId,
+        action: 'configuration_change',
+        subject: 'configuration',
+        details: Object.fromEntries(changes),
+      });
     });
   }
 }

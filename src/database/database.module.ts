@@ -4,6 +4,8 @@ import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { dataSourceOptions } from './data-source-options';
+import { installAutocommitRetry } from './deadlock';
+import { Installation } from './installation';
 import { QueryDeadline } from './query-deadline';
 import { SchemaMigrator, SCHEMA_UPGRADED_ENTITIES } from './schema-migrator';
 import type { UpgradedEntity } from './schema-upgrade';
@@ -38,6 +40,7 @@ export class DatabaseModule {
           dataSourceFactory: async (dataSourceOptions) => {
             const dataSource = await new DataSource(dataSourceOptions!).initialize();
             if (dataSource.options.type === 'better-sqlite3') SqliteTransactionGate.install(dataSource);
+            installAutocommitRetry(dataSource);
             if (options.migrate === 'at-start') {
               try {
                 await new SchemaMigrator(dataSource, options.upgradedEntities).bringUpToDate();
@@ -53,10 +56,11 @@ export class DatabaseModule {
       providers: [
         QueryDeadline,
         Transactions,
+        Installation,
         SchemaMigrator,
         { provide: SCHEMA_UPGRADED_ENTITIES, useValue: options.upgradedEntities },
       ],
-      exports: [Transactions, SchemaMigrator],
+      exports: [Transactions, SchemaMigrator, Installation],
     };
   }
 }

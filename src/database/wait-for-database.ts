@@ -21,6 +21,17 @@ export interface WaitOptions {
   onRetry: (line: string) => void;
 }
 
+/**
+ * Answers that another try cannot change: the server said no. Retried are only the faults
+ * that heal (refused, unreachable, timeout, name lookup, too many connections, SQLite paths a
+ * volume mounted later makes usable).
+ */
+const PERMANENT_MYSQL_ERRORS = new Set([
+  'ER_BAD_DB_ERROR',
+  'ER_ACCESS_DENIED_ERROR',
+  'ER_DBACCESS_DENIED_ERROR',
+]);
+
 const FIRST_DELAY_MS = 500;
 const MAX_DELAY_MS = 5_000;
 
@@ -28,7 +39,8 @@ const MAX_DELAY_MS = 5_000;
  * Before the app is built: tries the database until it answers, backing off from 0.5 s to
  * 5 s between tries, so a database that comes up after the API (a container starting
  * beside it) is waited for. Past `waitMs` it throws DatabaseUnreachableError naming the
- * last cause: unknown database, access denied, refused, unreachable, an unusable SQLite path.
+ * last cause (refused, unreachable, an unusable SQLite path); an unknown database or a
+ * denied access is thrown at the first try.
  */
 export async function waitForDatabase(database: DatabaseConfig, options: WaitOptions): Promise<void> {
   const giveUpAt = performance.now() + options.waitMs;
@@ -39,6 +51,9 @@ export async function waitForDatabase(database: DatabaseConfig, options: WaitOpt
       return;
     } catch (error) {
       cause = describeFailure(database, error);
+      if (PERMANENT_MYSQL_ERRORS.has(String((error as { code?: unknown }).code))) {
+        throw new DatabaseUnreachableError(cause);
+      }
     }
     const left = giveUpAt - performance.now();
     if (left <= 0) {

@@ -4,16 +4,22 @@ import { HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } fr
 import type { HealthCheckResult } from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { constants } from 'node:fs';
-import { access, mkdir, statfs } from 'node:fs/promises';
+import { access, statfs } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
+import {
+  ForeignPluginDirectoryError,
+  PluginDirectoryClaim,
+} from '../community-plugins/plugin-directory-claim';
 import { Public } from '../common/decorators';
 import { success } from '../common/envelopes';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ApiDataResponse, ApiFailResponses, inline } from '../openapi/api-docs';
+import { Readiness } from './readiness';
 
 const CHECK_TIMEOUT_MS = 2_000;
+const FOREIGN_PREFIX = 'foreign: ';
 
 @ApiTags('health')
 @Public()
@@ -25,6 +31,8 @@ export class HealthController {
     private readonly database: TypeOrmHealthIndicator,
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly readiness: Readiness,
+    private readonly pluginDirectory: PluginDirectoryClaim,
   ) {}
 
   /** Liveness: the process answers. */
@@ -35,7 +43,10 @@ export class HealthController {
     return success({ status: 'ok' });
   }
 
-  /** Readiness: database reachable, migrations applied, plugin directory writable with PLUGIN_DIR_MIN_FREE_BYTES free. */
+  /**
+   * Readiness: database reachable, migrations applied, plugin directory this database's and
+   * writable with PLUGIN_DIR_MIN_FREE_BYTES free.
+   */
   @ApiOperation({ summary: 'Readiness: database, migrations, plugin directory' })
   @ApiDataResponse(200, inline({ type: 'object', description: 'Up or down per check' }))
   @ApiFailResponses(503)
@@ -43,6 +54,12 @@ export class HealthController {
   async ready() {
     try {
       const result: HealthCheckResult = await this.health.check([
+        // Stopping (SIGTERM): the balancer takes the replica out while it still answers.
+        () =>
+          this.indicators.check('shutdown').attempt(() => {
+            if (this.readiness.isStopping) throw new Error('stopping');
+            return Promise.resolve();
+          }),
         () =>
           this.database.pingCheck('database', { connection: this.dataSource }).withTimeout(CHECK_TIMEOUT_MS),
         () =>
@@ -57,7 +74,15 @@ export class HealthController {
             .check('plugin_directory')
             .attempt(async () => {
               const directory = this.config.communityPluginDir;
-              await mkdir(directory, { recursive: true, mode: 0o750 });
+              try {
+                await this.pluginDirectory.claim();
+              } catch (error) {
+                // The one case whose reason is shown: the operator must act, and it names no path.
+                if (error instanceof ForeignPluginDirectoryError) {
+                  throw new Error(`${FOREIGN_PREFIX}${error.reason}`, { cause: error });
+                }
+                throw error;
+              }
               await access(directory, constants.W_OK);
               // Uploads would answer 507 soon: take the replica out before they do.
               const space = await statfs(directory);
@@ -77,8 +102,17 @@ export class HealthController {
   }
 }
 
-/** Only up/down per check: error texts could name hosts or paths. */
+/**
+ * Only up/down per check: error texts could name hosts or paths. A plugin directory that is
+ * another database's says so (`down: the plugin directory belongs to ...`).
+ */
 function statusesOf(details: HealthCheckResult['details'] | undefined): Record<string, string> | undefined {
   if (!details) return undefined;
-  return Object.fromEntries(Object.entries(details).map(([key, value]) => [key, String(value.status)]));
+  return Object.fromEntries(
+    Object.entries(details).map(([key, value]) => {
+      const message: unknown = value.message;
+      const foreign = typeof message === 'string' && message.startsWith(FOREIGN_PREFIX);
+      return [key, foreign ? `down: ${message.slice(FOREIGN_PREFIX.length)}` : String(value.status)];
+    }),
+  );
 }

@@ -2,7 +2,7 @@ import { HttpStatus } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../common/api-error';
+import { ApiError, METHOD_NOT_ALLOWED } from '../common/api-error';
 import { acceptableRequestId } from '../logging/redaction';
 
 /** No endpoint takes more than small forms; uploads have their own streamed limit. */
@@ -46,6 +46,7 @@ function answerFrameworkError(error: { code?: string }, _request: unknown, reply
 export class ApiHttpAdapter extends FastifyAdapter {
   private readonly taken = new Map<string, Set<string>>();
   private registeringCatchAll = false;
+  private compiled?: Array<[RegExp, Set<string>]>;
   /** The routes the app serves, catch-alls aside: what the OpenAPI document must describe. */
   readonly servedRoutes: Array<{ method: string; url: string }> = [];
 
@@ -59,6 +60,58 @@ export class ApiHttpAdapter extends FastifyAdapter {
       }
       this.taken.set(route.url, methods);
     });
+  }
+
+  /**
+   * A request no route takes: 405 with `Allow` when its path is a known one served for other
+   * methods (`PUT /api/v1/login/`), else Nest's 404. Decided here, after every route had its
+   * chance, so no parametric route (`GET /community-plugins/:id`) is shadowed. Catch-alls
+   * (`*`, a CORS preflight's) name no path.
+   */
+  override setNotFoundHandler(...args: Parameters<FastifyAdapter['setNotFoundHandler']>) {
+    const [handler, ...rest] = args;
+    return super.setNotFoundHandler(
+      ((request: FastifyRequest, reply: FastifyReply) => {
+        const allow = this.allowedMethods(request.url);
+        if (allow === null) return (handler as (request: unknown, reply: unknown) => unknown)(request, reply);
+        return reply
+          .code(HttpStatus.METHOD_NOT_ALLOWED)
+          .header('Allow', allow)
+          .send({ status: 'fail', message: METHOD_NOT_ALLOWED });
+      }) as typeof handler,
+      ...rest,
+    );
+  }
+
+  private allowedMethods(url: string): string | null {
+    const path = url.split('?')[0];
+    const methods = new Set<string>();
+    for (const [pattern, served] of this.patterns()) {
+      if (pattern.test(path)) for (const method of served) methods.add(method);
+    }
+    if (methods.has('GET')) methods.add('HEAD');
+    return methods.size === 0 ? null : [...methods].sort().join(', ');
+  }
+
+  /** Each route's path as the router matches it: any case, a trailing slash or not, `:param` one segment. */
+  private patterns(): Array<[RegExp, Set<string>]> {
+    this.compiled ??= [...this.taken]
+      .filter(([url]) => url.startsWith('/') && url !== '/*')
+      .map(([url, methods]) => {
+        const source = url
+          .replace(/\/+$/, '')
+          .split('/')
+          .map((segment) =>
+            segment === '*'
+              ? '.*'
+              : segment.startsWith(':')
+                ? '[^/]+'
+                : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+          )
+          .join('/');
+        return [new RegExp(`^${source}/?$`, 'i'), methods] as [RegExp, Set<string>];
+      });
+    return this.compiled;
   }
 
   override all(...args: unknown[]): unknown {
@@ -83,11 +136,21 @@ export class ApiHttpAdapter extends FastifyAdapter {
   }
 }
 
+/** Named in every 415: the bodies the API reads. */
+export const ACCEPTED_CONTENT_TYPES =
+  'application/json, application/x-www-form-urlencoded or multipart/form-data';
+export const UNSUPPORTED_BODY = `Unsupported Content-Type: send the body as ${ACCEPTED_CONTENT_TYPES}`;
+export const JSON_AS_FORM =
+  'The body looks like JSON but was sent as application/x-www-form-urlencoded (curl -d does that): ' +
+  'send it with Content-Type: application/json';
+
 /**
- * Bodies as the API has always read them: JSON objects and arrays (an empty body is no body,
- * a bare string or number is malformed), urlencoded forms, multipart left to the routes that
- * read it (after their guards), and any other type read up to the limit and ignored, so a
- * client with an odd Content-Type gets the route's own answer, not a 415.
+ * Bodies the API reads: JSON objects and arrays (an empty body is no body, a bare string or
+ * number is malformed), urlencoded forms, and multipart left to the routes that read it
+ * (after their guards). A body of any other type (JSON sent as text/plain, XML) is 415
+ * naming the accepted types, on every route, rather than a route's answer to an empty body.
+ * So is a form whose first field name starts with `{` or `[`: what
+ * `curl -d '{...}'` sends; no form the API reads has such a field.
  */
 export function registerBodyParsers(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
@@ -105,9 +168,26 @@ export function registerBodyParsers(app: NestFastifyApplication): void {
   });
   app.useBodyParser('application/x-www-form-urlencoded', { bodyLimit: BODY_LIMIT });
   fastify.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
-  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request, _body, done) =>
-    done(null),
+  // Fastify reads text/plain itself: JSON sent as text would reach the routes as a string.
+  fastify.removeContentTypeParser('text/plain');
+  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request, body, done) =>
+    (body as Buffer).length === 0
+      ? done(null)
+      : done(new ApiError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_BODY)),
   );
+  // Thrown, so the exception filter writes it in the route's envelope like the parsers' errors.
+  fastify.addHook('preValidation', async (request) => {
+    if (jsonSentAsForm(request)) throw new ApiError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, JSON_AS_FORM);
+  });
+}
+
+function jsonSentAsForm(request: FastifyRequest): boolean {
+  const type = request.headers['content-type'];
+  if (typeof type !== 'string' || !/^application\/x-www-form-urlencoded\b/i.test(type)) return false;
+  const body = request.body;
+  if (body === null || typeof body !== 'object') return false;
+  const entries = Object.entries(body as Record<string, unknown>);
+  return entries.length > 0 && /^\s*[[{]/.test(entries[0][0]);
 }
 
 /** Every answer names its request, so a client's report can be found in the log. */

@@ -29,6 +29,16 @@ describe('redactUrl', () => {
     ['/x?%74oken=abc', '/x?%74oken=[Redacted]'],
     ['/x?token', '/x?token'],
     ['/x?a=1&&jwt=2', '/x?a=1&&jwt=[Redacted]'],
+    // The router decodes the path: so does the redaction.
+    ['/api/v1/verify/confirm%5Femail/0f1e2d3c', '/api/v1/verify/confirm_email/[Redacted]'],
+    ['/email%2Dverify/0f1e2d3c?x=1', '/email-verify/[Redacted]?x=1'],
+    ['/api/v1/verify%2Fconfirm_email%2F0f1e2d3c', '/api/v1/verify/confirm_email/[Redacted]'],
+    ['/%65mail-verify/0f1e%3F2d3c', '/email-verify/[Redacted]'],
+    ['/email%252Dverify/0f1e2d3c', '/email-verify/[Redacted]'],
+    ['//api/v1//verify/confirm_email/0f1e2d3c', '/api/v1/verify/confirm_email/[Redacted]'],
+    ['/email-verify%2F0f1e2d3c', '/email-verify/[Redacted]'],
+    ['/api/v1/sessions/%41?x=1', '/api/v1/sessions/%41?x=1'],
+    ['/bad%E0%A4%A/email-verify/x', '/bad%E0%A4%A/email-verify/[Redacted]'],
   ])('%s', (url, expected) => expect(redactUrl(url)).toBe(expected));
 });
 

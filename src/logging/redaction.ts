@@ -34,15 +34,22 @@ const SECRET_PARAM_NAME = new RegExp(
   'i',
 );
 const QUERY_PARAM = /([?&])([^=&#]*)(=?)([^&#]*)/g;
-/** The activation key in the path (the API's, or the page's the mail links) is as good as a password until it is used. */
-const SECRET_PATH = /(\/(?:verify\/confirm_email|email-verify)\/)[^?#]+/i;
+/**
+ * The activation key in the path (the API's, or the page's the mail links) is as good as a
+ * password until it is used. Matched on the decoded path, as the router reads it:
+ * `/api/v1/verify/confirm%5Femail/<key>` and `/email%2Dverify/<key>` reach the same handlers.
+ */
+const SECRET_PATH = /(\/(?:verify\/confirm_email|email-verify)\/).*/is;
 
 /** A request URL as it may be logged: secret query values and the activation key replaced. */
 export function redactUrl(url: string): string {
   const hash = url.indexOf('#');
   const [head, fragment] = hash < 0 ? [url, ''] : [url.slice(0, hash), url.slice(hash)];
   const query = head.indexOf('?');
-  const path = (query < 0 ? head : head.slice(0, query)).replace(SECRET_PATH, `$1${CENSOR}`);
+  const rawPath = query < 0 ? head : head.slice(0, query);
+  const decoded = decodePath(rawPath).replace(/\/{2,}/g, '/');
+  // Only a path with a secret is logged decoded: the others keep their bytes as sent.
+  const path = SECRET_PATH.test(decoded) ? decoded.replace(SECRET_PATH, `$1${CENSOR}`) : rawPath;
   const search = query < 0 ? '' : head.slice(query).replace(QUERY_PARAM, redactParam);
   return path + search + fragment;
 }
@@ -50,6 +57,17 @@ export function redactUrl(url: string): string {
 function redactParam(whole: string, separator: string, name: string, equals: string): string {
   if (!equals || !SECRET_PARAM_NAME.test(safeDecode(name))) return whole;
   return `${separator}${name}=${CENSOR}`;
+}
+
+/** Decoded until stable (a few rounds at most), so no spelling of a path hides its secret. */
+function decodePath(path: string): string {
+  let current = path;
+  for (let round = 0; round < 4; round += 1) {
+    const next = safeDecode(current.replace(/\+/g, '%2B'));
+    if (next === current) break;
+    current = next;
+  }
+  return current;
 }
 
 function safeDecode(text: string): string {

@@ -14,14 +14,31 @@ import {
   ApiSchema,
   getSchemaPath,
 } from '@nestjs/swagger';
-import type { ReferenceObject, SchemaObject } from '@nestjs/swagger';
+import type { HeaderObject, ReferenceObject, SchemaObject } from '@nestjs/swagger';
 import { MAX_ID } from '../common/request-params';
 
 /** Marks an operation as needing no token; openapi.ts turns it into `security: []`. */
 export const PUBLIC_EXTENSION = 'x-svc-public';
 export const ApiPublic = () => ApiExtension(PUBLIC_EXTENSION, true);
 
-/** The body of every error (all-exceptions.filter.ts). */
+/** A finding of the upload's validator: the rule it broke and where. */
+const FINDING: SchemaObject = {
+  type: 'object',
+  properties: {
+    rule: { type: 'string' },
+    message: { type: 'string' },
+    line: { type: 'integer' },
+    column: { type: 'integer' },
+  },
+};
+
+/** `errors`: why, per argument or check (`{name: why}`), or a list (the validator's findings). */
+const ERRORS: SchemaObject[] = [
+  { type: 'object', additionalProperties: { type: 'string' } },
+  { type: 'array', items: { anyOf: [{ type: 'string' }, FINDING] } },
+];
+
+/** The body of every error (all-exceptions.filter.ts). Open: a refusal may carry more for its clients. */
 @ApiSchema({ name: 'Fail' })
 export class FailResponse {
   @ApiProperty({ enum: ['fail'] })
@@ -30,8 +47,26 @@ export class FailResponse {
   @ApiProperty()
   message!: string;
 
-  @ApiPropertyOptional({ description: 'Several findings, e.g. per field or per validator rule' })
+  @ApiPropertyOptional({
+    description:
+      "Several findings: per argument or per check (`{name: why}`), or a list (the validator's findings)",
+    anyOf: ERRORS,
+  })
   errors?: unknown;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    description:
+      "An account endpoint's refusal repeats `status` and `message` here; an upload refusal puts its findings " +
+      'here, where the marketplace client reads them',
+    properties: {
+      status: { type: 'string', enum: ['fail'] },
+      message: { type: 'string' },
+      errors: { anyOf: ERRORS },
+      findings: { type: 'array', items: FINDING },
+    },
+  })
+  data?: unknown;
 
   @ApiPropertyOptional({ description: 'Only on 500: the id under which the error was logged' })
   error_id?: string;
@@ -43,8 +78,8 @@ export class AccountResponseData {
   @ApiProperty({ enum: ['success', 'fail'] })
   status!: 'success' | 'fail';
 
-  @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'object' }] })
-  message!: unknown;
+  @ApiProperty()
+  message!: string;
 
   @ApiPropertyOptional({ description: 'Only with `Link Expired`: the address to send a new link to' })
   email?: string;
@@ -56,11 +91,8 @@ export class AccountResponseBody {
   @ApiProperty({ enum: ['success', 'fail'] })
   status!: 'success' | 'fail';
 
-  @ApiProperty({
-    oneOf: [{ type: 'string' }, { type: 'object' }],
-    description: 'The text of the contract; on login success `{"jwt-token": <JWT>}`',
-  })
-  message!: unknown;
+  @ApiProperty({ description: 'The text of the contract' })
+  message!: string;
 
   @ApiPropertyOptional({ description: 'Only with `Link Expired`: the address to send a new link to' })
   email?: string;
@@ -72,6 +104,62 @@ export class AccountResponseBody {
   })
   data!: AccountResponseData;
 }
+
+/** What a successful login's `message` holds. */
+@ApiSchema({ name: 'LoginToken' })
+export class LoginToken {
+  @ApiProperty({ description: 'The bearer token for `Authorization: Bearer <jwt-token>`' })
+  'jwt-token'!: string;
+}
+
+@ApiSchema({ name: 'LoginSucceededData' })
+export class LoginSucceededData {
+  @ApiProperty({ enum: ['success'] })
+  status!: 'success';
+
+  @ApiProperty({ type: LoginToken })
+  message!: LoginToken;
+}
+
+/** A login that succeeded: the token under `message` (and `data.message`). */
+@ApiSchema({ name: 'LoginSucceeded' })
+export class LoginSucceeded {
+  @ApiProperty({ enum: ['success'] })
+  status!: 'success';
+
+  @ApiProperty({ type: LoginToken })
+  message!: LoginToken;
+
+  @ApiProperty({ type: LoginSucceededData, description: 'The same again, for the original web client' })
+  data!: LoginSucceededData;
+}
+
+@ApiSchema({ name: 'AccountFailureData' })
+export class AccountFailureData {
+  @ApiProperty({ enum: ['fail'] })
+  status!: 'fail';
+
+  @ApiProperty()
+  message!: string;
+}
+
+/** An account endpoint's failure, still HTTP 200. */
+@ApiSchema({ name: 'AccountFailure' })
+export class AccountFailure {
+  @ApiProperty({ enum: ['fail'] })
+  status!: 'fail';
+
+  @ApiProperty({ description: 'The text of the contract' })
+  message!: string;
+
+  @ApiProperty({ type: AccountFailureData, description: 'The same again, for the original web client' })
+  data!: AccountFailureData;
+}
+
+/** Login's answer: the token, or a failure; `status` tells which. */
+export const LOGIN_ANSWER: SchemaObject = {
+  oneOf: [{ $ref: getSchemaPath(LoginSucceeded) }, { $ref: getSchemaPath(AccountFailure) }],
+};
 
 /**
  * What `data` holds: a response DTO class, `[Class]` for a list of them, `null` for
@@ -102,20 +190,25 @@ export const mapOfLists = (model: Type<unknown>, description: string): BuiltSche
 });
 
 function built(data: DataSpec): BuiltSchema {
+  // OpenAPI 3.0 has no null type: a nullable type whose one value is null.
   if (data === null)
-    return { schema: { nullable: true, enum: [null], description: 'Always null' }, models: [] };
+    return {
+      schema: { type: 'string', nullable: true, enum: [null], description: 'Always null' },
+      models: [],
+    };
   if (Array.isArray(data)) return { schema: { type: 'array', items: ref(data[0]) }, models: [data[0]] };
   if (typeof data === 'function') return { schema: ref(data), models: [data] };
   return data;
 }
 
 /** `{status: 'success', data}` around the data's schema. */
-export function ApiDataResponse(status: number, data: DataSpec) {
+export function ApiDataResponse(status: number, data: DataSpec, headers?: Record<string, HeaderObject>) {
   const { schema, models } = built(data);
   return applyDecorators(
     ApiExtraModels(...models),
     ApiResponse({
       status,
+      headers,
       description: status === 201 ? 'Created' : 'Success',
       schema: {
         type: 'object',
@@ -125,6 +218,13 @@ export function ApiDataResponse(status: number, data: DataSpec) {
     }),
   );
 }
+
+/** Sent with every 429 (api-error.ts, tooManyRequests). */
+const RETRY_AFTER: HeaderObject = {
+  description: 'Seconds to wait before trying again',
+  required: true,
+  schema: { type: 'integer', minimum: 1 },
+};
 
 /** The fail messages an operation answers, by HTTP status. */
 export type FailMessages = Partial<Record<number, readonly string[]>>;
@@ -149,6 +249,7 @@ export function ApiFailMessages(fails: FailMessages) {
         status: Number(status),
         description: messages?.length ? quoted(messages) : STATUS_TEXT[Number(status)],
         schema: ref(FailResponse),
+        ...(Number(status) === 429 ? { headers: { 'Retry-After': RETRY_AFTER } } : {}),
       }),
     ),
   );
@@ -164,7 +265,7 @@ export function ApiFailResponses(...statuses: number[]) {
  * operation's own: the access rule and its documentation are one fact.
  */
 export function withGuards(access: 'user' | 'admin', own: FailMessages = {}): FailMessages {
-  const fails: FailMessages = { 401: ['Unauthorized'] };
+  const fails: FailMessages = { 401: ['Unauthorized', 'Authorization header must be "Bearer <token>"'] };
   if (access === 'admin') fails[403] = ['Admin privileges required'];
   for (const [status, messages] of Object.entries(own)) {
     fails[Number(status)] = [...(fails[Number(status)] ?? []), ...(messages ?? [])];

@@ -7,6 +7,7 @@ import type {
   ParameterObject,
   ReferenceObject,
   RequestBodyObject,
+  ResponseObject,
   SchemaObject,
 } from '@nestjs/swagger';
 import { PUBLIC_EXTENSION } from './api-docs';
@@ -22,12 +23,11 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setDescription(
       'Web API of a security-assessment framework: accounts, configuration, sessions and targets, ' +
         'and the community plugin marketplace. Account endpoints answer HTTP 200 with {status, message}; ' +
-        'the others answer {status: "success", data}; errors are {status: "fail", message} with the HTTP status. ' +
-        'Every operation may also answer 400 `Malformed request body`, 413 `Request body too large` (bodies ' +
-        'above 100 kB, uploads aside), 503 `Service unavailable` while the database is unreachable and 500 ' +
-        'with an `error_id` on an unexpected error.',
+        'the others answer {status: "success", data}; errors are {status: "fail", message} with the HTTP status.',
     )
     .setVersion('1')
+    // The paths hold /api/v1: the API is at the root of the server that serves this document.
+    .addServer('/', 'The server that serves this document')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
     .addSecurityRequirements('bearer')
     .addTag('accounts', 'Registration, email confirmation, login, logout, password reset by OTP')
@@ -45,7 +45,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     operationIdFactory: (controller: string, method: string) =>
       `${controller}_${method.replace(/\[(\d+)\]$/, '_$1')}`,
   });
-  for (const [path, operation] of operationsOf(document)) {
+  for (const [path, method, operation] of operationsOf(document)) {
     // Deny by default: every operation needs the bearer token unless its route is @Public().
     if (PUBLIC_EXTENSION in operation) {
       operation.security = [];
@@ -60,8 +60,82 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       ?.filter((parameter) => place(parameter) !== -1)
       .sort((left, right) => place(left) - place(right));
     inlineRequestBody(document, operation);
+    declareEdgeAnswers(method, operation);
   }
+  removeUnusedSchemas(document);
+  closeResponseSchemas(document);
   return document;
+}
+
+/** Statuses that come from the HTTP edge and the exception filter, not from a route's own code. */
+const EDGE_ANSWERS: Record<number, { messages: string; bodies?: true; database?: true }> = {
+  400: { messages: '`Malformed request body`', bodies: true },
+  413: {
+    messages: '`Request body too large` (bodies above 100 kB; an upload has its own limit)',
+    bodies: true,
+  },
+  415: {
+    messages: 'A body of a type the API does not read; the message names the types it reads',
+    bodies: true,
+  },
+  503: { messages: '`Service unavailable` (the database does not answer)', database: true },
+  500: { messages: '`Internal server error`, with the `error_id` under which it was logged' },
+};
+
+/**
+ * Every operation can meet these, so each declares them: bodies are read (and refused) on
+ * every method but GET and HEAD; every route but OPTIONS reads the database.
+ */
+function declareEdgeAnswers(method: string, operation: OperationObject): void {
+  const readsBody = method !== 'get' && method !== 'head';
+  for (const [code, edge] of Object.entries(EDGE_ANSWERS)) {
+    if ((edge.bodies && !readsBody) || (edge.database && method === 'options')) continue;
+    const existing = operation.responses[code] as ResponseObject | undefined;
+    if (existing) {
+      if (!existing.description.includes(edge.messages)) existing.description += `; ${edge.messages}`;
+      continue;
+    }
+    operation.responses[code] = {
+      description: edge.messages,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Fail' } } },
+    };
+  }
+}
+
+/** Request DTOs are inlined where they are sent; their components would be unused. */
+function removeUnusedSchemas(document: OpenAPIObject): void {
+  const schemas = document.components?.schemas ?? {};
+  const used = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit);
+    if (!value || typeof value !== 'object') return;
+    for (const [key, member] of Object.entries(value)) {
+      if (key === '$ref' && typeof member === 'string') {
+        const name = member.replace('#/components/schemas/', '');
+        if (!used.has(name)) {
+          used.add(name);
+          visit(schemas[name]);
+        }
+      } else visit(member);
+    }
+  };
+  visit(document.paths);
+  for (const name of Object.keys(schemas)) if (!used.has(name)) delete schemas[name];
+}
+
+/**
+ * What the service answers has exactly the members its schema lists: an answer schema is
+ * closed (`additionalProperties: false`), so a member added to an answer without its DTO is
+ * a mismatch the e2e suite reports, and the plugin views' `oneOf` matches one view only.
+ * `Fail` stays open: a refusal may carry more for the clients that read it.
+ */
+function closeResponseSchemas(document: OpenAPIObject): void {
+  const schemas = document.components?.schemas ?? {};
+  for (const [name, schema] of Object.entries(schemas)) {
+    const object = schema as SchemaObject;
+    if (name === 'Fail' || object.type !== 'object' || !object.properties) continue;
+    object.additionalProperties ??= false;
+  }
 }
 
 /**
@@ -79,10 +153,12 @@ function inlineRequestBody(document: OpenAPIObject, operation: OperationObject):
   }
 }
 
-function* operationsOf(document: OpenAPIObject): Generator<[string, OperationObject]> {
+function* operationsOf(document: OpenAPIObject): Generator<[string, string, OperationObject]> {
   for (const [path, item] of Object.entries(document.paths)) {
-    for (const value of Object.values(item)) {
-      if (value && typeof value === 'object' && 'responses' in value) yield [path, value as OperationObject];
+    for (const [method, value] of Object.entries(item)) {
+      if (value && typeof value === 'object' && 'responses' in value) {
+        yield [path, method, value as OperationObject];
+      }
     }
   }
 }

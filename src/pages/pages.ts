@@ -19,6 +19,8 @@ import {
   unavailablePage,
   verifiedPage,
 } from './templates';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 
 const HTML = 'text/html; charset=utf-8';
 
@@ -41,22 +43,19 @@ const logger = new Logger('Pages');
 export function servePages(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
   const account = app.get(AccountService);
+  const webClient = app.get<AppConfig>(APP_CONFIG).frontendUrl;
 
+  const index = {
+    status: 'success',
+    data: { documentation: DOCS_PATH, openapi: '/api/docs-json', api: '/api/v1', password_reset: RESET_PATH },
+  };
   fastify.get('/', (request, reply) => {
     void reply.header('Vary', 'Accept');
-    if (!prefersHtml(request)) {
-      return reply.send({
-        status: 'success',
-        data: {
-          documentation: DOCS_PATH,
-          openapi: '/api/docs-json',
-          api: '/api/v1',
-          password_reset: RESET_PATH,
-        },
-      });
-    }
+    if (!prefersHtml(request)) return reply.send(index);
     return reply.type(HTML).send(homePage());
   });
+  // The API's root names the docs too: where a newcomer guessing at /api/v1/ looks first.
+  fastify.get('/api/v1', (_request, reply) => reply.send(index));
   fastify.get(RESET_PATH, (_request, reply) => reply.type(HTML).send(resetPage()));
   fastify.get(`${ASSET_PATH}/pages.js`, (_request, reply) =>
     reply.type('application/javascript; charset=utf-8').send(PAGE_SCRIPT),
@@ -76,20 +75,25 @@ export function servePages(app: NestFastifyApplication): void {
         ? reply.type(HTML).send(confirmPage())
         : reply.code(HttpStatus.NOT_FOUND).type(HTML).send(invalidLinkPage()),
     );
-    fastify.post(path, (request, reply) => verify(account, keyOf(request), reply));
+    fastify.post(path, (request, reply) => verify(account, webClient, keyOf(request), reply));
   }
 }
 
 /** The same service call as `GET /api/v1/verify/confirm_email/<key>`: single use, 1 hour, one transaction. */
-async function verify(account: AccountService, key: string | undefined, reply: FastifyReply): Promise<void> {
+async function verify(
+  account: AccountService,
+  webClient: string | null,
+  key: string | undefined,
+  reply: FastifyReply,
+): Promise<void> {
   if (!isKeyShaped(key)) {
     await reply.code(HttpStatus.NOT_FOUND).type(HTML).send(invalidLinkPage());
     return;
   }
   try {
-    const answer = await account.verifyConfirmation(key);
+    const { answer, passwordToSet } = await account.confirmEmail(key);
     if (answer.message === 'Email Verified') {
-      await reply.type(HTML).send(verifiedPage());
+      await reply.type(HTML).send(verifiedPage(passwordToSet, webClient));
     } else if (answer.message === 'Link Expired' && typeof answer.email === 'string') {
       await reply.code(HttpStatus.GONE).type(HTML).send(expiredPage(answer.email));
     } else {

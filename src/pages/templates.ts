@@ -1,4 +1,5 @@
 import { escapeHtml } from '../mail/html';
+import { PASSWORD_RESET_PATH } from '../users/account-paths';
 
 /**
  * The pages a person opens from a mail, as plain HTML. Everything that is not a literal of
@@ -7,7 +8,7 @@ import { escapeHtml } from '../mail/html';
  * ASSET_PATH, so the Content-Security-Policy needs no 'unsafe-inline'.
  */
 export const ASSET_PATH = '/pages';
-export const RESET_PATH = '/password-reset';
+export const RESET_PATH = PASSWORD_RESET_PATH;
 export const DOCS_PATH = '/api/docs';
 
 /** Text for a page: literal HTML of this file, or escaped text. */
@@ -73,11 +74,41 @@ export function confirmPage(): string {
   );
 }
 
-export function verifiedPage(): string {
+/**
+ * With `passwordToSet`, the account has no password now: one chosen before this confirmation
+ * was cleared (whoever registered the address may not be its owner), and the owner sets one.
+ * `webClient`: FRONTEND_URL, the framework's web client, where people log in; else the API is the place.
+ */
+export function verifiedPage(passwordToSet: boolean, webClient: string | null): string {
+  const logIn =
+    webClient === null
+      ? html(
+          'You can log in now, with the API: <code>POST /api/v1/login/</code> with your username or email and ' +
+            `password (the <a href="${DOCS_PATH}">API documentation</a> shows how, and lets you try it).`,
+        )
+      : html(`You can <a href="${escapeHtml(webClient)}" id="log-in">log in now</a>.`);
+  if (!passwordToSet) {
+    return layout(
+      'Email address confirmed',
+      section('Email address confirmed', [
+        text('Thank you: your email address is confirmed and your account is active.'),
+        logIn,
+      ]),
+    );
+  }
   return layout(
     'Email address confirmed',
-    section('Email address confirmed', [
-      text('Thank you: your email address is confirmed and your account is active. You can log in now.'),
+    section('Email address confirmed: now set your password', [
+      text('Thank you: your email address is confirmed and your account is active.'),
+      text(
+        'Your account has no password yet. A password chosen when the account was registered is not kept, ' +
+          'because anyone could have registered your address before you confirmed it.',
+      ),
+      html(
+        `Set your password on the <a href="${RESET_PATH}">password reset page</a>: ask for a one-time password ` +
+          '(it is mailed to this address), then enter it with your new password.',
+      ),
+      logIn,
     ]),
   );
 }

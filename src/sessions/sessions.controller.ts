@@ -96,7 +96,10 @@ export class SessionsController {
     description: `\`${M.databaseFailure}\` when the caller already has a session of that name.`,
     status: 201,
     data: null,
-    fails: { 400: [M.incorrectParameters, M.databaseFailure] },
+    fails: {
+      400: [M.incorrectParameters, M.databaseFailure],
+      409: ['Session limit reached: at most <MAX_SESSIONS_PER_USER> sessions per user; delete one first'],
+    },
     args: NewSessionArgs,
   })
   @Post(LIST)

@@ -88,6 +88,11 @@ export class SessionsRepository {
     await manager.update(Session, { userId, active: true }, { active: false });
   }
 
+  /** How many sessions the user has (read under the user's row lock, for the cap). */
+  countOwned(manager: EntityManager, userId: number): Promise<number> {
+    return manager.count(Session, { where: { userId } });
+  }
+
   /** A name the user already has fails with a duplicate-key error (uq_sessions_user_id_name). */
   async insertActive(
     manager: EntityManager,

@@ -9,6 +9,7 @@ import { isDuplicateKeyError, isForeignKeyError, isIntegrityError } from '../dat
 import { TargetsService } from '../targets/targets.service';
 import { UsersRepository } from '../users/users.repository';
 import type { Session } from './session.entity';
+import { SessionLimits } from './session-limits';
 import { SessionsRepository } from './sessions.repository';
 import { parseAction, parseSessionName, SESSION_MESSAGES as M } from './session-rules';
 
@@ -36,6 +37,7 @@ export class SessionsService {
     private readonly targets: TargetsService,
     private readonly users: UsersRepository,
     private readonly clock: Clock,
+    private readonly sessionLimits: SessionLimits,
   ) {}
 
   /** GET: the list (filter `active`) or one session with its target ids. */
@@ -65,6 +67,8 @@ export class SessionsService {
     try {
       await this.sessions.activeFlagTransaction(async (manager) => {
         await this.makeNoneActive(manager, user.id);
+        // Counted behind the user's row lock, so requests sent at once cannot pass the cap.
+        await this.sessionLimits.ensureRoomForSession(manager, user.id);
         await this.sessions.insertActive(manager, { userId: user.id, name, createdAt: this.clock.now() });
       });
     } catch (error) {

@@ -11,7 +11,6 @@ import { ApiIdParam } from '../openapi/api-docs';
 import {
   INCORRECT_PARAMETERS,
   NewTargetArgs,
-  NO_LIMIT,
   TargetListArgs,
   TargetView,
   TOTAL_COUNT_HEADER,
@@ -36,6 +35,13 @@ export class TargetsController {
       'session). `limit` and `offset` page it; `X-Total-Count` holds the number of matches over all pages. ' +
       '400 with `errors` naming `limit` or `offset` when one is out of range.',
     data: [TargetView],
+    headers: {
+      [TOTAL_COUNT_HEADER]: {
+        description: 'The number of matches over all pages',
+        required: true,
+        schema: { type: 'integer', minimum: 0 },
+      },
+    },
     fails: { 400: [INCORRECT_PARAMETERS] },
     query: TargetListArgs,
   })
@@ -49,7 +55,7 @@ export class TargetsController {
       targetUrl: args.target_url,
       hostName: args.host_name,
       search: args.search,
-      limit: args.limit === NO_LIMIT ? undefined : args.limit,
+      limit: args.limit,
       offset: args.offset,
     });
     void reply.header(TOTAL_COUNT_HEADER, String(total));
@@ -62,10 +68,18 @@ export class TargetsController {
       'As in the original framework, the target joins the active session; without one, the session ' +
       '`default session` is made (or activated) for it. A URL the caller already has joins the session ' +
       'as it is (`scope` unchanged). 400 `Incorrect query parameters` when `scope` is not a flag; 409 when ' +
-      'the active session holds this URL already.',
+      'the active session holds this URL already, or when the caller has MAX_TARGETS_PER_USER targets ' +
+      '(a new session for it counts against MAX_SESSIONS_PER_USER).',
     status: 201,
     data: TargetView,
-    fails: { 400: ['Invalid target URL', INCORRECT_PARAMETERS], 409: ['Target already exists'] },
+    fails: {
+      400: ['Invalid target URL', INCORRECT_PARAMETERS],
+      409: [
+        'Target already exists',
+        'Target limit reached: at most <MAX_TARGETS_PER_USER> targets per user; delete one first',
+        'Session limit reached: at most <MAX_SESSIONS_PER_USER> sessions per user; delete one first',
+      ],
+    },
     args: NewTargetArgs,
   })
   @Post('targets')

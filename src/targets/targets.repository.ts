@@ -11,8 +11,8 @@ export interface TargetFilter {
   targetUrlHash?: string;
   hostName?: string;
   search?: string;
-  /** Undefined: every match from `offset` on. */
-  limit?: number;
+  /** At most this many rows (MAX_LIMIT when the client asked for all). */
+  limit: number;
   offset: number;
 }
 
@@ -26,6 +26,11 @@ export class TargetsRepository {
     const target = this.targets.create(values);
     await manager.save(target);
     return target;
+  }
+
+  /** How many targets the user has (read under the user's row lock, for the cap). */
+  countOwned(userId: number, manager: EntityManager): Promise<number> {
+    return manager.count(Target, { where: { userId } });
   }
 
   findOwnedByUrlHash(userId: number, targetUrlHash: string, manager: EntityManager = this.targets.manager) {
@@ -50,8 +55,7 @@ export class TargetsRepository {
     const [rows, total] = await builder
       .orderBy('target.id', 'ASC')
       .skip(filter.offset)
-      // MySQL has no OFFSET without LIMIT: "all of them" is at most the listed ids.
-      .take(filter.limit ?? filter.ids?.length ?? Number.MAX_SAFE_INTEGER)
+      .take(filter.limit)
       .getManyAndCount();
     return { rows, total };
   }

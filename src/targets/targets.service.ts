@@ -1,10 +1,13 @@
-import { HttpStatus, Injectable } from '@nestjs/common';
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import { createHash } from 'node:crypto';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isDuplicateKeyError } from '../database/integrity-error';
 import { normalizeHostName, parseTargetUrl, ParsedTargetUrl } from './target-url';
 import type { EntityManager } from 'typeorm';
+import { SessionLimits } from '../sessions/session-limits';
 import { SessionsRepository } from '../sessions/sessions.repository';
 import { UsersRepository } from '../users/users.repository';
 import type { TargetView } from './dto/target.dto';
@@ -15,8 +18,8 @@ export interface TargetQuery {
   targetUrl?: string;
   hostName?: string;
   search?: string;
-  /** Undefined: all of them from `offset` on. */
-  limit?: number;
+  /** At most MAX_LIMIT (the page size cap: a client asking for all gets that many). */
+  limit: number;
   offset: number;
 }
 
@@ -35,6 +38,8 @@ export class TargetsService {
     private readonly sessions: SessionsRepository,
     private readonly users: UsersRepository,
     private readonly clock: Clock,
+    private readonly sessionLimits: SessionLimits,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -54,6 +59,7 @@ export class TargetsService {
         if (existing && (await this.sessions.holdsTarget(sessionId, existing.id, manager))) {
           throw new ApiError(HttpStatus.CONFLICT, TARGET_EXISTS);
         }
+        if (!existing) await this.ensureRoomForTarget(manager, userId);
         const joining =
           existing ??
           (await this.targets.insert(
@@ -70,6 +76,17 @@ export class TargetsService {
     }
   }
 
+  /** MAX_TARGETS_PER_USER, counted behind the user's row lock so requests at once cannot pass it. */
+  private async ensureRoomForTarget(manager: EntityManager, userId: number): Promise<void> {
+    const max = this.config.maxTargetsPerUser;
+    if ((await this.targets.countOwned(userId, manager)) >= max) {
+      throw new ApiError(
+        HttpStatus.CONFLICT,
+        `Target limit reached: at most ${max} targets per user; delete one first`,
+      );
+    }
+  }
+
   /** The active session, else `default session` activated, else a new `default session`. */
   private async activeSessionFor(manager: EntityManager, userId: number): Promise<number> {
     const active = await this.sessions.activeSessionId(userId, manager);
@@ -79,6 +96,7 @@ export class TargetsService {
       await this.sessions.activate(manager, userId, named.id);
       return named.id;
     }
+    await this.sessionLimits.ensureRoomForSession(manager, userId);
     return this.sessions.insertActiveReturningId(manager, {
       userId,
       name: DEFAULT_SESSION_NAME,

@@ -4,6 +4,7 @@ import { Clock } from '../common/clock';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Transactions } from '../database/transactions';
+import { PASSWORD_RESET_PATH } from './account-paths';
 import { identityKey } from './identity-key';
 import { AdminSummary, UsersRepository } from './users.repository';
 import { User } from './user.entity';
@@ -60,40 +61,66 @@ export class UsersService {
   }
 
   /**
-   * A password chosen before the mailbox owner proved control must never carry admin
-   * rights: whoever registered an admin's address first would otherwise log in as admin once
-   * the owner clicks the link. Such a password is cleared (the spec's "has no password")
-   * and every token of it revoked; the owner sets one through the OTP mail.
+   * A password chosen before the mailbox owner proved control of the address is never
+   * activated: whoever registered the address first would otherwise log in once the owner
+   * confirms it (pre-hijack). Such a password is cleared (the spec's "has no password") and
+   * every token of it revoked; the owner sets one through the OTP mail. True when it cleared.
    */
-  async dropUnprovenAdminPassword(manager: EntityManager, user: User): Promise<boolean> {
-    if (!this.isAdmin(user) || user.passwordSetViaOtp || user.password === null) return false;
+  async dropUnprovenPassword(manager: EntityManager, user: User): Promise<boolean> {
+    if (user.passwordSetViaOtp || user.password === null) return false;
     await this.users.clearPassword(manager, user.id);
     await this.users.revokeAllTokens(manager, user.id);
     return true;
   }
 
-  /** Admins named in SVC_ADMIN_EMAILS are promoted when the API starts (not by svc-admin). */
+  /**
+   * One rule for every promotion, at start-up (SVC_ADMIN_EMAILS) and by svc-admin: the
+   * account's tokens are revoked (they were issued to a non-admin), and a password not set
+   * through a mailed OTP is cleared, so the owner sets one before logging in as admin.
+   * True when the password was cleared.
+   */
+  private async applyPromotion(manager: EntityManager, user: User): Promise<boolean> {
+    await this.users.revokeAllTokens(manager, user.id);
+    return this.dropUnprovenPassword(manager, user);
+  }
+
+  /** Admins named in SVC_ADMIN_EMAILS are promoted when the API starts. */
   async promoteListedAdmins(): Promise<void> {
     if (this.adminKeys.size === 0) return;
-    const promoted = await this.users.findNonAdminsByEmailKeys([...this.adminKeys]);
+    const candidates = await this.users.findNonAdminsByEmailKeys([...this.adminKeys]);
+    let promoted = 0;
     let cleared = 0;
-    for (const user of promoted) {
-      await this.transactions.run(async (manager) => {
-        await this.users.promoteIfNotAdmin(manager, user.id);
-        if (await this.dropUnprovenAdminPassword(manager, { ...user, isAdmin: true })) cleared += 1;
+    for (const user of candidates) {
+      // Counted once committed: a transaction that lost a write conflict runs again.
+      const outcome = await this.transactions.run(async (manager) => {
+        // Conditional, so of two starts promoting one user only one revokes and reports it.
+        if (!(await this.users.promoteIfNotAdmin(manager, user.id))) return null;
+        return { cleared: await this.applyPromotion(manager, user) };
       });
+      if (!outcome) continue;
+      promoted += 1;
+      if (outcome.cleared) cleared += 1;
     }
-    if (promoted.length) this.logger.log(`Promoted ${promoted.length} user(s) from SVC_ADMIN_EMAILS`);
+    if (promoted)
+      this.logger.log(`Promoted ${promoted} user(s) from SVC_ADMIN_EMAILS; their tokens were revoked`);
     if (cleared) {
       this.logger.warn(
         `${cleared} promoted user(s) had a password not set through the OTP mail; it was cleared, ` +
-          'and they set one with generate/otp and new-password before logging in',
+          `and they set one at ${PASSWORD_RESET_PATH} (generate/otp, then new-password) before logging in`,
       );
     }
   }
 
-  promote(email: string): Promise<RoleChange> {
-    return this.setAdmin(email, true);
+  /** svc-admin promote: the same rule as start-up promotion. */
+  async promote(email: string): Promise<{ change: RoleChange; passwordCleared: boolean }> {
+    const user = await this.findOrFail(email);
+    let passwordCleared = false;
+    const changed = await this.transactions.run(async (manager) => {
+      if (!(await this.users.promoteIfNotAdmin(manager, user.id))) return false;
+      passwordCleared = await this.applyPromotion(manager, user);
+      return true;
+    });
+    return { change: changed ? 'changed' : 'unchanged', passwordCleared };
   }
 
   demote(email: string): Promise<RoleChange> {

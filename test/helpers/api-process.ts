@@ -112,17 +112,18 @@ export interface ApiProcess {
   stop: () => Promise<void>;
 }
 
-/** The real entrypoint (src/main.ts through the per-file transpile hook), in a fresh directory. */
+/** The real entrypoint (src/main.ts through the per-file transpile hook), in a fresh directory unless `cwd` is given. */
 function spawnEntrypoint(
   port: number,
   env: Record<string, string>,
   stdio: 'ignore' | ['ignore', 'pipe', 'pipe'],
+  cwd = mkdtempSync(join(tmpdir(), 'svc-process-')),
 ): ChildProcess {
   return spawn(
     process.execPath,
     ['-r', join(ROOT, 'test/helpers/ts-register.js'), join(ROOT, 'src/main.ts')],
     {
-      cwd: mkdtempSync(join(tmpdir(), 'svc-process-')),
+      cwd,
       env: {
         PATH: process.env.PATH,
         PORT: String(port),
@@ -173,9 +174,12 @@ export interface ObservedApiProcess {
  * The real entrypoint as its own process, its output captured, not waited for: for the
  * tests of how it starts (or does not) and how it stops.
  */
-export async function spawnApiProcess(env: Record<string, string>): Promise<ObservedApiProcess> {
+export async function spawnApiProcess(
+  env: Record<string, string>,
+  options: { cwd?: string } = {},
+): Promise<ObservedApiProcess> {
   const port = await freePort();
-  const child = spawnEntrypoint(port, env, ['ignore', 'pipe', 'pipe']);
+  const child = spawnEntrypoint(port, env, ['ignore', 'pipe', 'pipe'], options.cwd);
   let stdout = '';
   let stderr = '';
   const watchers = new Set<() => void>();

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CLAIM_MARKER } from '../../src/community-plugins/plugin-directory-claim';
 import { login, registerAndActivate, STRONG_PASSWORD } from './accounts';
 import type { TestUser } from './accounts';
 import type { SmtpSink } from './smtp-sink';
@@ -16,6 +17,8 @@ export const PUBLIC_VIEW_KEYS = [
   'group',
   'id',
   'name',
+  'rating',
+  'ratings_count',
   'sha256',
   'status',
   'tags',
@@ -27,7 +30,9 @@ export const OWNER_VIEW_KEYS = [...PUBLIC_VIEW_KEYS, 'rejection_reason', 'user_i
 export const ADMIN_VIEW_KEYS = [
   ...OWNER_VIEW_KEYS,
   'execution_timeout',
+  'file_altered',
   'file_missing',
+  'pending_version',
   'reviewed_at',
   'reviewed_by_user_id',
 ].sort();
@@ -99,6 +104,13 @@ export function upload(t: TestApp, token: string, options: UploadOptions = {}) {
   return call;
 }
 
+/** The plugin directory's entries but its owner's marker (see plugin-directory-claim.ts), sorted. */
+export function pluginFiles(directory: string): string[] {
+  return readdirSync(directory)
+    .filter((name) => name !== CLAIM_MARKER)
+    .sort();
+}
+
 /** What a failed upload must not leave behind: rows, or files (temporary ones included). */
 export async function pluginState(t: TestApp): Promise<{ rows: number; files: string[] }> {
   const [row] = (await t.dataSource.query('SELECT COUNT(*) AS count FROM user_plugins')) as Array<{
@@ -106,7 +118,7 @@ export async function pluginState(t: TestApp): Promise<{ rows: number; files: st
   }>;
   let files: string[] = [];
   try {
-    files = readdirSync(t.config.communityPluginDir).sort();
+    files = pluginFiles(t.config.communityPluginDir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }

@@ -71,10 +71,23 @@ export class SmtpSink {
    */
   async waitFor(address: string, count = 1, timeoutMs = 15_000): Promise<ReceivedMail[]> {
     const arrived = () => this.received.filter((mail) => mail.to.includes(address));
+    await this.until(
+      () => arrived().length >= count,
+      () => `${arrived().length} of ${count} mail(s) to ${address} arrived`,
+      timeoutMs,
+    );
+    return arrived();
+  }
+
+  /**
+   * Waits until `done()` holds, looking again at each mail received; fails after `timeoutMs`
+   * with `failure()`. For mail another process of the same database may be sending.
+   */
+  async until(done: () => boolean, failure: () => string, timeoutMs = 15_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (arrived().length < count) {
+    while (!done()) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`${arrived().length} of ${count} mail(s) to ${address} arrived`);
+      if (left <= 0) throw new Error(failure());
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.waiters.push(() => {
@@ -83,7 +96,6 @@ export class SmtpSink {
         });
       });
     }
-    return arrived();
   }
 }
 

@@ -13,6 +13,7 @@ import { loadConfig } from '../../src/config/app-config';
 import { Outbox } from '../../src/outbox/outbox.service';
 import type { AppConfig } from '../../src/config/app-config';
 import { emptyDatabase, testDatabaseUrl } from './database';
+import { checkAnswersAgainstOpenApi } from './openapi-responses';
 import { FakeClock } from './fake-clock';
 import { SmtpSink } from './smtp-sink';
 
@@ -79,6 +80,7 @@ export async function bootApp(options: {
     logger: options.logger ?? ['error'],
   });
   await configureApp(app);
+  checkAnswersAgainstOpenApi(app);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return {

@@ -21,6 +21,10 @@ function plugin(overrides: Partial<UserPlugin> = {}): UserPlugin {
     sha256: 'ab'.repeat(32),
     filePath: 'title_finder_0123456789abcdef.py',
     fileMissingAt: null,
+    fileAlteredAt: null,
+    pendingVersion: null,
+    ratingTotal: 9,
+    ratingsCount: 2,
     createdAt: new Date('2025-01-01T00:00:00.000Z'),
     updatedAt: new Date('2025-01-02T03:04:05.678Z'),
     ...overrides,
@@ -41,6 +45,8 @@ const publicView = {
   sha256: 'ab'.repeat(32),
   created_at: '2025-01-01T00:00:00.000Z',
   updated_at: '2025-01-02T03:04:05.678Z',
+  rating: 4.5,
+  ratings_count: 2,
 };
 
 describe('plugin views', () => {
@@ -61,6 +67,8 @@ describe('plugin views', () => {
       reviewed_at: '2025-01-02T03:04:05.678Z',
       execution_timeout: 60,
       file_missing: false,
+      file_altered: false,
+      pending_version: null,
     });
     expect(toAdminView(plugin({ fileMissingAt: new Date() })).file_missing).toBe(true);
   });

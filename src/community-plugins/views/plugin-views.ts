@@ -68,6 +68,12 @@ export class PublicPluginView {
 
   @ApiProperty({ format: 'date-time' })
   updated_at!: string;
+
+  @ApiProperty({ type: 'number', example: 4.5, description: 'Mean of the ratings, one decimal; 0 when none' })
+  rating!: number;
+
+  @ApiProperty({ type: 'integer' })
+  ratings_count!: number;
 }
 
 /** The uploader also sees why a plugin was rejected. */
@@ -98,6 +104,15 @@ export class AdminPluginView extends OwnerPluginView {
       'and its source answers 410; deleting it frees its name',
   })
   file_missing!: boolean;
+
+  @ApiProperty({
+    description:
+      'True when the served file no longer has the approved digest: out of the catalogue and the manifest until it has again',
+  })
+  file_altered!: boolean;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The version waiting for review, if any' })
+  pending_version!: string | null;
 }
 
 /**
@@ -120,6 +135,8 @@ export function toPublicView(plugin: UserPlugin): PublicPluginView {
     created_at: plugin.createdAt.toISOString(),
     // Rows from before updated_at existed were last changed when they were made.
     updated_at: (plugin.updatedAt ?? plugin.createdAt).toISOString(),
+    rating: plugin.ratingsCount > 0 ? Math.round((plugin.ratingTotal * 10) / plugin.ratingsCount) / 10 : 0,
+    ratings_count: plugin.ratingsCount,
   };
 }
 
@@ -134,5 +151,7 @@ export function toAdminView(plugin: UserPlugin): AdminPluginView {
     reviewed_at: plugin.reviewedAt?.toISOString() ?? null,
     execution_timeout: plugin.executionTimeout,
     file_missing: plugin.fileMissingAt != null,
+    file_altered: plugin.fileAlteredAt != null,
+    pending_version: plugin.pendingVersion,
   };
 }

@@ -7,9 +7,12 @@ import { MAX_ID, textValues } from '../../common/request-params';
 import { FailWith } from '../../common/validation';
 import { parseTargetUrl, ParsedTargetUrl, TARGET_URL_MAX } from '../target-url';
 
+/**
+ * The largest page of targets: absent or -1 (the original client's "all") means this many, and
+ * X-Total-Count still counts every match. With TARGET_URL_MAX (2048) for target_url and
+ * host_path, an answer holds at most about 2.2 MB.
+ */
 export const MAX_LIMIT = 500;
-/** `limit`'s value when it is absent or -1: every target of the session. */
-export const NO_LIMIT = 0;
 export const INCORRECT_PARAMETERS = 'Incorrect query parameters';
 
 /** A target as the API shows it. */
@@ -83,16 +86,16 @@ export class TargetListArgs {
     type: 'integer',
     minimum: -1,
     maximum: MAX_LIMIT,
-    description: `1 to ${MAX_LIMIT}; absent or -1 (as in the original): all of them`,
+    description: `1 to ${MAX_LIMIT}; absent or -1 (as in the original, "all"): up to ${MAX_LIMIT}, X-Total-Count counting all`,
   })
   @IntegerArg({
     min: 1,
     max: MAX_LIMIT,
-    fallback: NO_LIMIT,
+    fallback: MAX_LIMIT,
     alsoFallback: ['-1'],
     message: `must be an integer from 1 to ${MAX_LIMIT}, or -1 for all`,
   })
-  limit = NO_LIMIT;
+  limit = MAX_LIMIT;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, default: 0 })
   @IntegerArg({ min: 0, max: MAX_ID, fallback: 0, message: 'must be an integer of at least 0' })

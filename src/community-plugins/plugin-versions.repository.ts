@@ -1,0 +1,152 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { EntityManager, Repository } from 'typeorm';
+import { DateUtils } from 'typeorm/util/DateUtils';
+import { firstVersions } from '../../migrations/1763692000000-PluginLifecycle';
+import { PluginVersion } from './plugin-version.entity';
+
+export interface VersionApproval {
+  user_id: number;
+  at: string;
+}
+
+/** Every query on plugin_versions, their approvals, and the ratings of plugins. */
+@Injectable()
+export class PluginVersionsRepository {
+  constructor(@InjectRepository(PluginVersion) private readonly versions: Repository<PluginVersion>) {}
+
+  async insert(manager: EntityManager, version: Omit<PluginVersion, 'id'>): Promise<PluginVersion> {
+    const row = manager.create(PluginVersion, version);
+    await manager.insert(PluginVersion, row);
+    return row;
+  }
+
+  /** Newest first. */
+  ofPlugin(pluginId: number, manager: EntityManager = this.versions.manager): Promise<PluginVersion[]> {
+    return manager.find(PluginVersion, { where: { pluginId }, order: { id: 'DESC' } });
+  }
+
+  find(
+    pluginId: number,
+    version: string,
+    manager: EntityManager = this.versions.manager,
+  ): Promise<PluginVersion | null> {
+    return manager.findOneBy(PluginVersion, { pluginId, version });
+  }
+
+  async setReview(
+    manager: EntityManager,
+    id: number,
+    review: Pick<PluginVersion, 'status' | 'reviewedByUserId' | 'reviewedAt' | 'rejectionReason'>,
+  ): Promise<void> {
+    await manager.update(PluginVersion, { id }, review);
+  }
+
+  async approvalsOf(versionIds: number[]): Promise<Array<{ versionId: number; userId: number; at: Date }>> {
+    if (versionIds.length === 0) return [];
+    const rows: Array<{ version_id: number | string; user_id: number | string; created_at: Date | string }> =
+      await this.versions.manager
+        .createQueryBuilder()
+        .select(['a.version_id AS version_id', 'a.user_id AS user_id', 'a.created_at AS created_at'])
+        .from('plugin_version_approvals', 'a')
+        .where('a.version_id IN (:...ids)', { ids: versionIds })
+        .orderBy('a.id', 'ASC')
+        .getRawMany();
+    return rows.map((row) => ({
+      versionId: Number(row.version_id),
+      userId: Number(row.user_id),
+      at: row.created_at instanceof Date ? row.created_at : new Date(`${row.created_at.replace(' ', 'T')}Z`),
+    }));
+  }
+
+  async hasApproved(manager: EntityManager, versionId: number, userId: number): Promise<boolean> {
+    const rows = (await manager.query(
+      'SELECT 1 AS found FROM plugin_version_approvals WHERE version_id = ? AND user_id = ?',
+      [versionId, userId],
+    )) as unknown[];
+    return rows.length > 0;
+  }
+
+  /** Records one approval and answers how many distinct admins have approved the version. */
+  async addApproval(manager: EntityManager, versionId: number, userId: number, at: Date): Promise<number> {
+    await manager.query(
+      'INSERT INTO plugin_version_approvals (version_id, user_id, created_at) VALUES (?, ?, ?)',
+      [versionId, userId, sqlDate(manager, at)],
+    );
+    const [row] = (await manager.query(
+      'SELECT COUNT(DISTINCT user_id) AS cnt FROM plugin_version_approvals WHERE version_id = ?',
+      [versionId],
+    )) as Array<{ cnt: number | string }>;
+    return Number(row?.cnt ?? 0);
+  }
+
+  /** A rejection ends the round: a later re-approval starts counting again (the audit log keeps the history). */
+  async clearApprovals(manager: EntityManager, versionId: number): Promise<void> {
+    await manager.query('DELETE FROM plugin_version_approvals WHERE version_id = ?', [versionId]);
+  }
+
+  /** Every version's file, for the reconciler. */
+  files(): Promise<Array<Pick<PluginVersion, 'id' | 'pluginId' | 'filePath'>>> {
+    return this.versions.find({ select: { id: true, pluginId: true, filePath: true } });
+  }
+
+  hasRowForFile(filePath: string): Promise<boolean> {
+    return this.versions.existsBy({ filePath });
+  }
+
+  /** Plugins without a version become their own first version (the migration's step, again at start-up). */
+  async createFirstVersions(): Promise<void> {
+    const runner = this.versions.manager.connection.createQueryRunner();
+    try {
+      await firstVersions(runner);
+    } finally {
+      await runner.release();
+    }
+  }
+
+  withoutDigest(): Promise<PluginVersion[]> {
+    return this.versions.createQueryBuilder('v').where('v.sha256 IS NULL').getMany();
+  }
+
+  async setDigest(id: number, sha256: string): Promise<void> {
+    await this.versions.update({ id }, { sha256 });
+  }
+
+  // ----- ratings -----
+
+  /** Inserts or replaces the user's rating and answers the plugin's new sum and count. */
+  async rate(
+    manager: EntityManager,
+    pluginId: number,
+    userId: number,
+    stars: number,
+    at: Date,
+  ): Promise<{ total: number; count: number }> {
+    // The caller holds the plugin's row lock, so no other rating of this plugin runs in between.
+    const existing = (await manager.query(
+      'SELECT id FROM plugin_ratings WHERE plugin_id = ? AND user_id = ?',
+      [pluginId, userId],
+    )) as unknown[];
+    if (existing.length > 0) {
+      await manager.query(
+        'UPDATE plugin_ratings SET stars = ?, updated_at = ? WHERE plugin_id = ? AND user_id = ?',
+        [stars, sqlDate(manager, at), pluginId, userId],
+      );
+    } else {
+      await manager.query(
+        'INSERT INTO plugin_ratings (plugin_id, user_id, stars, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+        [pluginId, userId, stars, sqlDate(manager, at), sqlDate(manager, at)],
+      );
+    }
+    const [row] = (await manager.query(
+      'SELECT COALESCE(SUM(stars), 0) AS total, COUNT(1) AS cnt FROM plugin_ratings WHERE plugin_id = ?',
+      [pluginId],
+    )) as Array<{ total: number | string; cnt: number | string }>;
+    return { total: Number(row?.total ?? 0), count: Number(row?.cnt ?? 0) };
+  }
+}
+
+/** A datetime for a hand-written statement: SQLite keeps UTC text, mysql2 converts a Date itself (timezone Z). */
+function sqlDate(manager: EntityManager, at: Date): Date | string {
+  return manager.connection.options.type === 'mysql' ? at : DateUtils.mixedDateToUtcDatetimeString(at);
+}

@@ -1,0 +1,1491 @@
+"""The plugin analyser: judges an uploaded plugin on the program CPython 3.11 builds from its bytes.
+
+It never runs the plugin: it reads the bytes with CPython's own tokenizer and parser (ast) and
+scopes (symtable), and applies the rules to that tree. Every exemption is decided on the binding a
+name has in its scope. The tables (allowed modules and the members a plugin may use of each) are
+the reviewed data file tables.json beside this file.
+
+As a worker (`python3 -I -S -B analyser.py`) it answers one JSON line per request line:
+  {"id": n, "source": "<base64>"}            -> {"id": n, "violations": [...]}
+  {"id": n, "view": ["<base64>", ...]}       -> {"id": n, "views": [...]}   (differential test)
+"""
+
+import ast
+import base64
+import json
+import re
+import string
+import symtable
+import sys
+import unicodedata
+
+try:  # CPython's own field-name grammar for str.format templates.
+    from _string import formatter_field_name_split
+except ImportError:  # pragma: no cover - CPython always has it
+    formatter_field_name_split = None
+
+HERE = __file__.rsplit('/', 1)[0] if '/' in __file__ else '.'
+with open(HERE + '/tables.json', 'rb') as _tables_file:
+    TABLES = json.load(_tables_file)
+
+RULES_VERSION = TABLES['rules_version']
+MAX_SOURCE_BYTES = 1024 * 1024
+MAX_SOURCE_LINES = 20_000
+MAX_NESTING_DEPTH = 100
+MAX_REPORTED_VIOLATIONS = 1_000
+
+FORBIDDEN_MODULES = TABLES['forbidden_modules']
+MODULE_TABLES = TABLES['modules']
+OBJECT_TABLES = TABLES['objects']
+R = TABLES['rules']  # attribute and name lists of the rules, reviewed with the tables
+
+FORBIDDEN_BUILTINS = set(R['forbidden_builtins'])
+BUILTIN_NAMES_OK_AS_ATTRIBUTES = set(R['builtin_names_ok_as_attributes'])
+ALLOWED_PLAIN_DUNDERS = set(R['allowed_plain_dunders'])
+READ_ONLY_PLAIN_DUNDERS = set(R['read_only_plain_dunders'])
+READABLE_DUNDER_ATTRIBUTES = set(R['readable_dunder_attributes'])
+ALLOWED_DUNDER_METHODS = set(R['allowed_dunder_methods'])
+CLASS_MACHINERY_DUNDERS = set(R['class_machinery_dunders'])
+DANGEROUS_ATTRIBUTES = set(R['dangerous_attributes'])
+DANGEROUS_ATTRIBUTE_PREFIXES = tuple(R['dangerous_attribute_prefixes'])
+MODULE_REACHING_ATTRIBUTES = set(R['module_reaching_attributes'])
+FILE_WRITING_METHODS = set(R['file_writing_methods'])
+PUBLIC_UNDERSCORE_ATTRIBUTES = set(R['public_underscore_attributes'])
+NAME_TAKING_CALLS = R['name_taking_calls']
+OPEN_LIKE = R['open_like']
+READ_MODES = set(R['read_modes'])
+DECODERS = set(R['decoders'])
+SELF_MATCHING_BUILTINS = set(R['self_matching_builtins'])
+MODULES_VALUE_RULE = R['module_value_rules']
+YAML_SAFE_LOADERS = set(R['yaml_safe_loaders'])
+FUTURE_FEATURES = set(R['future_features'])
+OPEN_MODE_SHAPE = re.compile(r'^[rwxabtU+]{1,4}$')
+IDENTIFIER = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
+CODING = re.compile(rb'^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)')
+BUILTIN_NAMES = set(R['builtin_names'])
+PATH_READ_MEMBERS = set(R['path_read_members'])
+
+FOREIGN_BOMS = [
+    ('UTF-32LE', b'\xff\xfe\x00\x00'),
+    ('UTF-32BE', b'\x00\x00\xfe\xff'),
+    ('UTF-EBCDIC', b'\xdd\x73\x66\x73'),
+    ('GB18030', b'\x84\x31\x95\x33'),
+    ('UTF-1', b'\xf7\x64\x4c'),
+    ('SCSU', b'\x0e\xfe\xff'),
+    ('BOCU-1', b'\xfb\xee\x28'),
+    ('UTF-16LE', b'\xff\xfe'),
+    ('UTF-16BE', b'\xfe\xff'),
+]
+
+
+class Findings:
+    def __init__(self):
+        self.items = []
+
+    def add(self, rule, message, node=None, line=1, column=0):
+        if node is not None:
+            line, column = getattr(node, 'lineno', line), getattr(node, 'col_offset', column)
+        self.items.append((line, column, rule, message))
+
+    def has(self, rule):
+        return any(item[2] == rule for item in self.items)
+
+
+def is_dunder(name):
+    return len(name) >= 4 and name.startswith('__') and name.endswith('__')
+
+
+def is_private(name):
+    return len(name) > 1 and name.startswith('_') and not is_dunder(name)
+
+
+FORBIDDEN_MODULE_SET = frozenset(FORBIDDEN_MODULES)
+
+
+def is_forbidden_module(dotted):
+    """`os` forbids `os` and `os.path`, not `osmosis`."""
+    if dotted in FORBIDDEN_MODULE_SET:
+        return True
+    parts = dotted.split('.')
+    return any('.'.join(parts[:end]) in FORBIDDEN_MODULE_SET for end in range(1, len(parts)))
+
+
+# --- bytes ------------------------------------------------------------------------------------
+
+def check_bytes(raw, findings):
+    """The encoding refusals: what CPython would read must be the UTF-8 text an admin reads."""
+    if len(raw) > MAX_SOURCE_BYTES:
+        findings.add('too-large', 'Plugin is larger than %d bytes' % MAX_SOURCE_BYTES)
+        return None
+    for name, bom in FOREIGN_BOMS:
+        if raw.startswith(bom):
+            findings.add('encoding', '%s byte-order mark: plugins must be UTF-8' % name)
+            return None
+    body = raw[3:] if raw.startswith(b'\xef\xbb\xbf') else raw
+    nul = body.find(b'\0')
+    if nul >= 0:
+        line, column = byte_position(body, nul)
+        findings.add('encoding', 'NUL byte in source', line=line, column=column)
+        return None
+    try:
+        text = body.decode('utf-8', 'strict')
+    except UnicodeDecodeError as error:
+        line, column = byte_position(body, error.start)
+        findings.add('encoding', 'Source is not valid UTF-8', line=line, column=column)
+        return None
+    # PEP 263 looks at the first two lines: split as CPython's tokenizer splits them (any line
+    # break), and as tokenize.detect_encoding does (\n only). Either reading must find UTF-8.
+    for lines in (re.split(rb'\r\n|\r|\n', body, 2)[:2], body.split(b'\n', 2)[:2]):
+        if check_coding_declaration(lines, findings):
+            break
+    breaks = len(re.findall(r'\r\n|\r|\n', text))
+    lines = breaks + (0 if text == '' or text.endswith(('\n', '\r')) else 1)
+    if lines > MAX_SOURCE_LINES:
+        findings.add('too-large', 'Plugin has %d lines; the limit is %d' % (lines, MAX_SOURCE_LINES),
+                     line=MAX_SOURCE_LINES + 1, column=0)
+    if findings.items:
+        return None
+    return text
+
+
+def check_coding_declaration(lines, findings):
+    """True when the first two lines declare an encoding other than UTF-8 (a finding is added)."""
+    for index, line_bytes in enumerate(lines):
+        match = CODING.match(line_bytes)
+        if not match:
+            if index == 0 and not re.match(rb'^[ \t\f]*(#.*)?$', line_bytes):
+                return False  # a declaration on line 2 counts only after a blank or comment line
+            continue
+        declared = match.group(1).decode('ascii', 'replace').lower().replace('_', '-')
+        if declared in ('utf-8', 'utf8'):
+            return False
+        findings.add('encoding', "Coding declaration '%s' is not allowed: plugins must be UTF-8"
+                     % match.group(1).decode('ascii', 'replace'), line=index + 1, column=0)
+        return True
+    return False
+
+
+def byte_position(body, offset):
+    before = body[:offset]
+    line = before.count(b'\n') + 1
+    start = before.rfind(b'\n') + 1
+    return line, len(before[start:].decode('utf-8', 'replace'))
+
+
+def parse(raw, text, findings):
+    """CPython's own tree and scopes from the bytes (the tokenizer decodes them itself)."""
+    try:
+        tree = compile(raw, '<plugin>', 'exec', ast.PyCF_ONLY_AST, dont_inherit=True)
+        table = symtable.symtable(text, '<plugin>', 'exec')
+    except SyntaxError as error:
+        message = 'Syntax error: %s' % (error.msg or 'invalid Python')
+        if 'too many nested' in (error.msg or '') or 'too many statically nested' in (error.msg or ''):
+            findings.add('too-deep', 'Plugin is nested too deeply', line=error.lineno or 1, column=0)
+        else:
+            findings.add('syntax-error', message, line=error.lineno or 1, column=max((error.offset or 1) - 1, 0))
+        return None, None
+    except (RecursionError, MemoryError):
+        findings.add('too-deep', 'Plugin is nested too deeply')
+        return None, None
+    except ValueError:
+        findings.add('encoding', 'Source cannot be decoded')
+        return None, None
+    return tree, table
+
+
+# --- scopes -----------------------------------------------------------------------------------
+
+SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
+               ast.SetComp, ast.DictComp, ast.GeneratorExp)
+SCOPE_TYPES = frozenset(SCOPE_NODES)
+BINDING_TYPES = frozenset([ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                           ast.ClassDef, ast.Name, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping])
+COMPREHENSION_NAMES = {ast.ListComp: 'listcomp', ast.SetComp: 'setcomp', ast.DictComp: 'dictcomp',
+                       ast.GeneratorExp: 'genexpr'}
+
+
+class Scope:
+    def __init__(self, table, node, parent):
+        self.table = table
+        self.node = node
+        self.parent = parent
+        self.kind = table.get_type()  # 'module', 'class', 'function'
+        self.bindings = {}  # name -> [Binding]
+        self.children = {}
+        for child in table.get_children():
+            self.children.setdefault((child.get_name(), child.get_lineno()), []).append(child)
+        self.method_of = None  # the ClassDef when this function is defined directly in a class body
+
+    def child_table(self, name, lineno):
+        tables = self.children.get((name, lineno))
+        if not tables:
+            raise LookupError('no symbol table for %s at line %d' % (name, lineno))
+        return tables.pop(0)
+
+    def bind(self, name, binding):
+        self.bindings.setdefault(name, []).append(binding)
+
+    def symbol(self, name):
+        try:
+            return self.table.lookup(name)
+        except KeyError:
+            return None
+
+
+class Binding:
+    """What one statement binds a name to: an import, a def, a class, a parameter, or a value."""
+
+    def __init__(self, kind, node=None, qualname=None, index=None, leading=False, value=None):
+        self.kind = kind
+        self.node = node
+        self.qualname = qualname
+        self.index = index
+        self.leading = leading
+        self.value = value
+
+
+class Meaning:
+    """One thing a name may refer to when it is read."""
+
+    def __init__(self, kind, qualname=None, binding=None, scope=None):
+        self.kind = kind  # 'builtin', 'import', 'param', 'def', 'class', 'value', 'undefined'
+        self.qualname = qualname
+        self.binding = binding
+        self.scope = scope
+
+
+# --- the analysis -----------------------------------------------------------------------------
+
+class Analyser:
+    def __init__(self, tree, table, findings):
+        self.tree = tree
+        self.findings = findings
+        self.module_scope = Scope(table, tree, None)
+        self.scope_of = {}  # id(scope node) -> Scope
+        self.parents = {}
+        self.all_scopes = [self.module_scope]
+        self.scope_of[id(tree)] = self.module_scope
+        self.plugin_classes = {}  # id(ClassDef) -> ClassDef
+        self.node_scope = {}
+        self.order = []
+        self.globals_index = None
+        self.leading = None
+        self.global_cache = {}
+        self.import_cache = {}
+        self.meanings_cache = {}
+
+    # The first pass: parents, scopes and binding sites.
+    def collect(self):
+        stack = [(self.tree, None, self.module_scope, 0)]
+        parents, node_scope, order = self.parents, self.node_scope, self.order
+        iter_child_nodes = ast.iter_child_nodes
+        while stack:
+            node, parent, scope, depth = stack.pop()
+            if depth > MAX_NESTING_DEPTH + 1 and not isinstance(node, ast.expr_context):
+                # The module and the first statement are not nesting: a body's first list is level 1.
+                raise DepthError(node)
+            parents[id(node)] = parent
+            node_scope[id(node)] = scope
+            order.append(node)
+            kind = type(node)
+            inner = scope
+            if kind in SCOPE_TYPES and node is not self.tree:
+                inner = self.enter(node, scope)
+            if kind in BINDING_TYPES:
+                self.collect_bindings(node, scope, inner)
+            children = list(iter_child_nodes(node))
+            children.reverse()
+            depth += 1
+            if inner is scope and kind is not ast.comprehension:
+                stack.extend((child, node, scope, depth) for child in children)
+            else:
+                stack.extend((child, node, self.child_scope(node, child, scope, inner), depth) for child in children)
+
+    def child_scope(self, node, child, outer, inner):
+        """Decorators, defaults, annotations, bases and a comprehension's first iterable are
+        evaluated in the enclosing scope; the rest of a scope node in its own scope."""
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if child in node.decorator_list or child is node.returns or isinstance(child, ast.arguments):
+                return outer
+            return inner
+        if isinstance(node, ast.Lambda):
+            return outer if isinstance(child, ast.arguments) else inner
+        if isinstance(node, ast.ClassDef):
+            if child in node.decorator_list or child in node.bases or child in node.keywords:
+                return outer
+            return inner
+        if isinstance(node, ast.comprehension) and child is node.iter:
+            comp = self.parents.get(id(node))
+            if comp is not None and comp.generators[0] is node:
+                return outer.parent
+        return inner
+
+    def enter(self, node, scope):
+        if isinstance(node, ast.Lambda):
+            name = 'lambda'
+        elif type(node) in COMPREHENSION_NAMES:
+            name = COMPREHENSION_NAMES[type(node)]
+        else:
+            name = node.name
+        table = scope.child_table(name, node.lineno)
+        inner = Scope(table, node, scope)
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(scope.node, ast.ClassDef)
+                and node in scope.node.body):
+            inner.method_of = scope.node
+        if isinstance(node, ast.ClassDef):
+            self.plugin_classes[id(node)] = node
+        self.scope_of[id(node)] = inner
+        self.all_scopes.append(inner)
+        return inner
+
+    def collect_bindings(self, node, scope, inner):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            leading = scope is self.module_scope and self.is_leading(node)
+            for alias in node.names:
+                if isinstance(node, ast.Import):
+                    if alias.asname:
+                        scope.bind(alias.asname, Binding('import', node, alias.name, leading=leading))
+                    else:
+                        top = alias.name.split('.')[0]
+                        scope.bind(top, Binding('import', node, top, leading=leading))
+                elif alias.name != '*':
+                    qual = '%s.%s' % (node.module or '', alias.name)
+                    scope.bind(alias.asname or alias.name, Binding('import', node, qual, leading=leading))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            scope.bind(node.name, Binding('def', node))
+            args = node.args
+            positional = args.posonlyargs + args.args
+            for index, arg in enumerate(positional):
+                inner.bind(arg.arg, Binding('param', node, index=index))
+            for arg in args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]:
+                inner.bind(arg.arg, Binding('param', node, index=-1))
+        elif isinstance(node, ast.Lambda):
+            args = node.args
+            for arg in args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]:
+                inner.bind(arg.arg, Binding('param', node, index=-1))
+        elif isinstance(node, ast.ClassDef):
+            scope.bind(node.name, Binding('class', node))
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            value = None
+            parent = self.parents.get(id(node))
+            if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.targets[0] is node:
+                value = parent.value
+            kind = 'del' if isinstance(node.ctx, ast.Del) else 'value'
+            target_scope = scope
+            if isinstance(scope.node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                # A walrus in a comprehension binds in the enclosing function or module.
+                if isinstance(parent, ast.NamedExpr):
+                    target_scope = scope
+                    while isinstance(target_scope.node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                        target_scope = target_scope.parent
+            target_scope.bind(node.id, Binding(kind, node, value=value))
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            scope.bind(node.name, Binding('value', node))
+            scope.bind(node.name, Binding('del', node))
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            scope.bind(node.name, Binding('value', node))
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            scope.bind(node.rest, Binding('value', node))
+
+    def is_leading(self, node):
+        """An import in the file's first block of imports, before any other code runs."""
+        if self.leading is None:
+            self.leading = set()
+            for statement in self.tree.body:
+                if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                    self.leading.add(id(statement))
+                elif not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)):
+                    break
+        return id(node) in self.leading
+
+    def is_leading_slow(self, node):
+        for statement in self.tree.body:
+            if statement is node:
+                return True
+            if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                continue
+            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+                continue
+            return False
+        return False
+
+    # Resolution of a name read in a scope, by Python's rules (symtable decides the scope).
+    def meanings(self, name, scope, depth=0):
+        key = (name, id(scope))
+        cached = self.meanings_cache.get(key)
+        if cached is None:
+            cached = self.meanings_cache[key] = self.resolve(name, scope, depth)
+        return cached
+
+    def resolve(self, name, scope, depth):
+        symbol = scope.symbol(name)
+        if scope.kind == 'function':
+            if symbol is not None and (symbol.is_local() or symbol.is_parameter()):
+                return self.bound_meanings(name, scope, builtin_fallback=False, depth=depth)
+            if symbol is not None and (symbol.is_free() or symbol.is_nonlocal()):
+                return self.enclosing_meanings(name, scope, depth)
+            return self.global_meanings(name, depth)
+        if scope.kind == 'class':
+            result = []
+            if symbol is not None and symbol.is_declared_global():
+                return self.global_meanings(name, depth)
+            if symbol is not None and symbol.is_local() and name in scope.bindings:
+                result += self.bound_meanings(name, scope, builtin_fallback=False, depth=depth)
+            if symbol is not None and symbol.is_free():
+                return result + self.enclosing_meanings(name, scope, depth)
+            return result + self.global_meanings(name, depth)
+        return self.global_meanings(name, depth)
+
+    def enclosing_meanings(self, name, scope, depth):
+        outer = scope.parent
+        while outer is not None:
+            if outer.kind == 'function':
+                symbol = outer.symbol(name)
+                if symbol is not None and (symbol.is_local() or symbol.is_parameter()):
+                    return self.bound_meanings(name, outer, builtin_fallback=False, depth=depth)
+            outer = outer.parent
+        return self.global_meanings(name, depth)
+
+    def global_meanings(self, name, depth):
+        cached = self.global_cache.get(name)
+        if cached is None:
+            cached = self.global_cache[name] = self.resolve_global(name, depth)
+        return cached
+
+    def resolve_global(self, name, depth):
+        bindings = self.global_bindings(name)
+        result = unique_meanings(self.meaning_of(b, s, depth) for s, b in bindings if b.kind != 'del')
+        only_leading_import = (len(bindings) == 1 and bindings[0][1].kind == 'import'
+                               and bindings[0][1].leading)
+        if not only_leading_import:
+            # A module-level name may be unbound (not yet, deleted, conditional): builtins answer then.
+            result.append(Meaning('builtin', name) if name in BUILTIN_NAMES else Meaning('undefined', name))
+        return result
+
+    def global_bindings(self, name):
+        """Module-level bindings, and those made through `global name` in any function or class."""
+        if self.globals_index is None:
+            index = {}
+            for scope in self.all_scopes:
+                for bound, bindings in scope.bindings.items():
+                    symbol = scope.symbol(bound)
+                    if scope is self.module_scope or (symbol is not None and symbol.is_declared_global()):
+                        index.setdefault(bound, []).extend((scope, b) for b in bindings)
+            self.globals_index = index
+        return self.globals_index.get(name, [])
+
+    def bound_meanings(self, name, scope, builtin_fallback, depth):
+        return unique_meanings(self.meaning_of(b, scope, depth) for b in scope.bindings.get(name, [])
+                               if b.kind != 'del') or [Meaning('value')]
+
+    def meaning_of(self, binding, scope, depth):
+        if binding.kind == 'import':
+            return Meaning('import', binding.qualname, binding, scope)
+        if binding.kind in ('param', 'def', 'class'):
+            return Meaning(binding.kind, None, binding, scope)
+        if binding.value is not None and depth < 8 and isinstance(binding.value, (ast.Name, ast.Attribute)):
+            quals = self.qualnames(binding.value, scope, depth + 1)
+            if quals:
+                return Meaning('alias', quals, binding, scope)
+        return Meaning('value', None, binding, scope)
+
+    def qualnames(self, node, scope, depth=0):
+        """The qualified names an expression may stand for (`yaml.SafeLoader`), or [] when unknown."""
+        if isinstance(node, ast.Name):
+            result = []
+            for meaning in self.meanings(node.id, scope, depth):
+                if meaning.kind == 'import':
+                    result.append(meaning.qualname)
+                elif meaning.kind == 'builtin':
+                    result.append('builtins.' + meaning.qualname)
+                elif meaning.kind == 'alias':
+                    result += meaning.qualname
+            return result
+        if isinstance(node, ast.Attribute):
+            return ['%s.%s' % (q, node.attr) for q in self.qualnames(node.value, scope, depth)]
+        return []
+
+    # --- the second pass: the rules ------------------------------------------------------------
+
+    def check(self):
+        self.prepare_classes()
+        for node in self.order:
+            scope = self.node_scope[id(node)]
+            method = getattr(self, 'check_' + type(node).__name__, None)
+            if method is not None:
+                method(node, scope)
+        self.check_contract()
+
+    def report(self, rule, message, node):
+        if isinstance(node, ast.Attribute) and getattr(node, 'end_lineno', None):
+            # At the attribute's name (always the node's end), not at the start of its object.
+            column = max(node.end_col_offset - len(node.attr.encode('utf-8')), 0)
+            self.findings.add(rule, message, line=node.end_lineno, column=column)
+            return
+        self.findings.add(rule, message, node)
+
+    def parent(self, node):
+        return self.parents.get(id(node))
+
+    # Classes the plugin defines: the names each binds (what self/cls/super() may use privately).
+    def prepare_classes(self):
+        self.class_names = {}
+        self.private_methods = {}
+        for class_id, node in self.plugin_classes.items():
+            names = set()
+            for statement in node.body:
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(statement.name)
+                for target in assigned_names(statement):
+                    names.add(target)
+            self.class_names[class_id] = names
+        for node in self.order:
+            if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+                owner = self.own_class(node.value, self.node_scope[id(node)])
+                if owner is not None:
+                    self.class_names[id(owner)].add(node.attr)
+
+    def own_class(self, value, scope):
+        """The plugin class C when `value` is the first parameter of a method of C, or super()
+        in its zero-argument form directly in such a method; None otherwise."""
+        if isinstance(value, ast.Name):
+            meanings = self.meanings(value.id, scope)
+            owners = set()
+            for meaning in meanings:
+                binding = meaning.binding
+                if meaning.kind != 'param' or binding.index != 0:
+                    return None
+                method_scope = self.scope_of.get(id(binding.node))
+                if method_scope is None or method_scope.method_of is None or self.is_static(binding.node):
+                    return None
+                owners.add(id(method_scope.method_of))
+            if len(owners) == 1:
+                return self.plugin_classes[owners.pop()]
+            return None
+        if self.is_zero_arg_super(value, scope):
+            return scope.method_of
+        return None
+
+    def enclosing_method(self, scope):
+        while scope is not None and scope.kind == 'function':
+            if scope.method_of is not None:
+                return scope.method_of
+            scope = scope.parent
+        return None
+
+    def is_zero_arg_super(self, value, scope):
+        return (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == 'super'
+                and not value.args and not value.keywords and scope.method_of is not None
+                and not self.is_static(scope.node) and (scope.node.args.posonlyargs + scope.node.args.args)
+                and all(m.kind == 'builtin' for m in self.meanings('super', scope)))
+
+    def is_static(self, function):
+        for decorator in function.decorator_list:
+            if isinstance(decorator, ast.Name) and decorator.id == 'staticmethod':
+                return True
+            if not (isinstance(decorator, ast.Name) and decorator.id in ('classmethod', 'property')):
+                # An unknown decorator may call the function with anything as its first argument.
+                if not self.is_known_decorator(decorator, function):
+                    return True
+        return False
+
+    def is_known_decorator(self, decorator, function):
+        scope = self.node_scope[id(function)]
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        quals = self.qualnames(target, scope)
+        if quals and all(q in R['method_decorators'] for q in quals):
+            return True
+        # `@name.setter` / `@name.getter` of a property defined in the same class.
+        return (isinstance(target, ast.Attribute) and target.attr in ('setter', 'getter', 'deleter')
+                and isinstance(target.value, ast.Name))
+
+    # --- imports
+
+    def check_Import(self, node, scope):
+        for alias in node.names:
+            self.check_module(alias.name, alias)
+
+    def check_ImportFrom(self, node, scope):
+        if node.level:
+            self.report('relative-import', 'Relative imports are not allowed', node)
+            return
+        module = node.module or ''
+        if module == '__future__':
+            for alias in node.names:
+                if alias.name not in FUTURE_FEATURES:
+                    self.report('forbidden-import', "Unknown __future__ feature '%s'" % alias.name, node)
+            return
+        if not self.check_module(module, node):
+            return
+        for alias in node.names:
+            if alias.name == '*':
+                self.report('star-import', 'Star imports are not allowed', node)
+                continue
+            self.check_member(module, alias.name, node, imported=True)
+
+    def check_module(self, dotted, node):
+        if is_forbidden_module(dotted):
+            self.report('forbidden-import', "Import of forbidden module '%s'" % dotted, node)
+            return False
+        if any(part.startswith('_') for part in dotted.split('.')):
+            self.report('forbidden-import', "Import of private module '%s' is not allowed" % dotted, node)
+            return False
+        if dotted not in MODULE_TABLES:
+            self.report('forbidden-import', "Import of module '%s' is not allowed" % dotted, node)
+            return False
+        return True
+
+    def table(self, qualname):
+        return MODULE_TABLES.get(qualname) or OBJECT_TABLES.get(qualname)
+
+    def check_member(self, qualname, name, node, imported=False):
+        """`qualname.name` where qualname has a table: listed, or refused."""
+        table = self.table(qualname)
+        if table is None:
+            return
+        full = '%s.%s' % (qualname, name)
+        if imported and is_private(name):
+            self.report('private-access', "Import of private name '%s' is not allowed" % full, node)
+            return
+        if imported and name in FORBIDDEN_MODULES and name not in table.get('members', ()):
+            self.report('forbidden-import', "Use of forbidden module '%s' through '%s'" % (name, qualname), node)
+            return
+        refused = table.get('refused', {})
+        if name in refused:
+            rule, why = refused[name].split(': ', 1)
+            self.report(rule, "'%s' is not allowed: %s" % (full, why), node)
+        elif name in table.get('members', ()):
+            return
+        elif is_forbidden_module(full):
+            self.report('forbidden-import', "%s forbidden module '%s'" % ('Import of' if imported else 'Use of', full),
+                        node)
+        elif full in MODULE_TABLES:
+            return
+        elif not (is_dunder(name) or is_private(name)) or imported:
+            # (Private and dunder names have their own rules; an import of one is refused here.)
+            self.report('module-attribute', "'%s' is not part of the allowed API of '%s'" % (name, qualname), node)
+
+    # --- names
+
+    def check_Name(self, node, scope):
+        name = node.id
+        parent = self.parent(node)
+        if not isinstance(node.ctx, ast.Load):
+            self.check_name_binding(node, scope)
+            return
+        if name in FORBIDDEN_BUILTINS and name not in BUILTIN_NAMES_OK_AS_ATTRIBUTES:
+            if not (isinstance(parent, ast.Call) and parent.func is node and self.literal_attribute_call(parent)):
+                self.report('forbidden-name', "Use of forbidden name '%s'" % name, node)
+            return
+        if is_dunder(name):
+            if name not in ALLOWED_PLAIN_DUNDERS:
+                self.report('dunder-access', "Access to dunder name '%s' is not allowed" % name, node)
+            return
+        meanings = self.meanings(name, scope)
+        if is_forbidden_module(name) and all(m.kind == 'undefined' for m in meanings):
+            self.report('forbidden-import', "Use of forbidden module '%s', which the plugin does not import" % name,
+                        node)
+        builtin = any(m.kind == 'builtin' for m in meanings)
+        is_callee = isinstance(parent, ast.Call) and parent.func is node
+        if builtin and name in FORBIDDEN_BUILTINS:
+            self.report('forbidden-name', "Use of forbidden name '%s'" % name, node)
+            return
+        if builtin and name == 'open' and not is_callee:
+            self.report('open-write', 'open may only be called directly, with a literal read mode', node)
+        for meaning in meanings:
+            if meaning.kind == 'import':
+                self.check_callable_used_directly(meaning.qualname, node, is_callee)
+        if builtin and name == 'super' and not is_callee:
+            self.report('private-access', 'super may only be called, as super() in a method', node)
+        is_object = isinstance(parent, ast.Attribute) and parent.value is node
+        if not is_object:
+            for meaning in meanings:
+                quals = [meaning.qualname] if meaning.kind == 'import' else (
+                    meaning.qualname if meaning.kind == 'alias' else [])
+                for qual in quals:
+                    if qual in MODULE_TABLES:
+                        rule = MODULES_VALUE_RULE.get(qual, 'module-attribute')
+                        self.report(rule, "Module '%s' may only be used as %s.<name>" % (qual, qual), node)
+        # A call of a name bound nowhere: something outside the plugin would have to supply it.
+        if is_callee and meanings and all(m.kind == 'undefined' for m in meanings):
+            for argument in list(parent.args) + [k.value for k in parent.keywords]:
+                value = argument.value if isinstance(argument, ast.Starred) else argument
+                if self.is_decoder_call(value, scope):
+                    self.report('decoded-call', "A decoded value is passed to '%s', which the plugin "
+                                "does not define" % name, value)
+
+    def check_name_binding(self, node, scope):
+        name = node.id
+        self.check_bound_name(name, node)
+        if is_dunder(name):
+            in_class = isinstance(scope.node, ast.ClassDef) and self.parent(self.parent(node)) is scope.node
+            if name in CLASS_MACHINERY_DUNDERS and in_class:
+                self.report('class-machinery', "Defining '%s' is not allowed" % name, node)
+            elif name in READ_ONLY_PLAIN_DUNDERS or not (
+                    name in ALLOWED_PLAIN_DUNDERS or (in_class and name in ALLOWED_DUNDER_METHODS)):
+                self.report('dunder-access', "Assigning to dunder name '%s' is not allowed" % name, node)
+            return
+        self.check_not_rebinding_import(name, scope, node)
+
+    def check_bound_name(self, name, node):
+        """A forbidden builtin's name is never rebound (`del exec`, `except E as eval`, `global eval`)."""
+        if name in FORBIDDEN_BUILTINS and name not in BUILTIN_NAMES_OK_AS_ATTRIBUTES:
+            self.report('forbidden-name', "Binding the forbidden name '%s' is not allowed" % name, node)
+
+    def check_not_rebinding_import(self, name, scope, node, qualname=None):
+        """One name, one meaning: what an import binds is not rebound (nor shadowed in an inner
+        scope) except by an import of the same thing."""
+        key = (name, id(scope))
+        imports = self.import_cache.get(key)
+        if imports is None:
+            bindings = [b for _, b in self.global_bindings(name)] + scope.bindings.get(name, [])
+            imports = self.import_cache[key] = {b.qualname for b in bindings if b.kind == 'import'}
+        if imports and not (qualname is not None and imports == {qualname}):
+            self.report('module-tampering', "Rebinding '%s', a name bound by an import, is not allowed" % name, node)
+
+    def check_Global(self, node, scope):
+        for name in node.names:
+            self.check_bound_name(name, node)
+            if is_dunder(name):
+                self.report('dunder-access', "Access to dunder name '%s' is not allowed" % name, node)
+
+    check_Nonlocal = check_Global
+
+    def check_FunctionDef(self, node, scope):
+        name = node.name
+        if is_dunder(name):
+            in_class = isinstance(scope.node, ast.ClassDef) and node in scope.node.body
+            if name in CLASS_MACHINERY_DUNDERS and in_class:
+                self.report('class-machinery', "Defining '%s' is not allowed" % name, node)
+            elif not (in_class and name in ALLOWED_DUNDER_METHODS):
+                self.report('dunder-access', "Defining '%s' is not allowed" % name, node)
+        else:
+            self.check_not_rebinding_import(name, scope, node)
+        for arg in all_args(node.args):
+            if is_dunder(arg.arg):
+                self.report('dunder-access', "Parameter name '%s' is not allowed" % arg.arg, arg)
+            if arg.arg in FORBIDDEN_BUILTINS and arg.arg not in BUILTIN_NAMES_OK_AS_ATTRIBUTES:
+                self.report('forbidden-name', "Parameter name '%s' is not allowed" % arg.arg, arg)
+            if arg.annotation is not None:
+                self.check_annotation(arg.annotation)
+        if node.returns is not None:
+            self.check_annotation(node.returns)
+
+    check_AsyncFunctionDef = check_FunctionDef
+
+    def check_Lambda(self, node, scope):
+        for arg in all_args(node.args):
+            if is_dunder(arg.arg):
+                self.report('dunder-access', "Parameter name '%s' is not allowed" % arg.arg, arg)
+
+    def check_AnnAssign(self, node, scope):
+        self.check_annotation(node.annotation)
+
+    def check_keyword(self, node, scope):
+        if node.arg is not None and is_dunder(node.arg):
+            self.report('dunder-access', "Keyword name '%s' is not allowed" % node.arg, node.value)
+
+    def check_MatchAs(self, node, scope):
+        if node.name:
+            self.check_bound_name(node.name, node)
+            self.check_not_rebinding_import(node.name, scope, node)
+
+    check_MatchStar = check_MatchAs
+
+    def check_ExceptHandler(self, node, scope):
+        if node.name:
+            self.check_bound_name(node.name, node)
+            if is_dunder(node.name):
+                self.report('dunder-access', "Assigning to dunder name '%s' is not allowed" % node.name, node)
+            else:
+                self.check_not_rebinding_import(node.name, scope, node)
+
+    def check_alias(self, node, scope):
+        parent = self.parent(node)
+        if isinstance(parent, ast.ImportFrom):
+            if node.name in FORBIDDEN_BUILTINS and node.name not in BUILTIN_NAMES_OK_AS_ATTRIBUTES:
+                self.report('forbidden-name', "Import of the forbidden name '%s'" % node.name, parent)
+            bound, qualname = node.asname or node.name, '%s.%s' % (parent.module or '', node.name)
+        else:
+            bound = node.asname or node.name.split('.')[0]
+            qualname = node.name if node.asname else bound
+        if is_dunder(bound):
+            self.report('dunder-access', "Importing as '%s' is not allowed" % bound, parent)
+        self.check_bound_name(bound, parent)
+        self.check_not_rebinding_import(bound, scope, parent, qualname)
+
+    def check_ClassDef(self, node, scope):
+        if is_dunder(node.name):
+            self.report('dunder-access', "Class name '%s' is not allowed" % node.name, node)
+        else:
+            self.check_not_rebinding_import(node.name, scope, node)
+        for keyword in node.keywords:
+            what = 'metaclass=' if keyword.arg == 'metaclass' else 'class keyword %s=' % keyword.arg
+            self.report('class-machinery', '%s is not allowed: it changes how the class is built' % what, keyword)
+        for base in node.bases:
+            quals = self.qualnames(base, scope)
+            if 'builtins.type' in quals or any(q in R['metaclasses'] for q in quals):
+                self.report('class-machinery', 'A metaclass (a subclass of type) is not allowed', base)
+            if isinstance(base, ast.Starred):
+                self.report('class-machinery', 'Bases must be listed, not unpacked', base)
+
+    # --- attributes
+
+    def check_Attribute(self, node, scope):
+        attr = node.attr
+        parent = self.parent(node)
+        load = isinstance(node.ctx, ast.Load)
+        quals = self.qualnames(node.value, scope)
+        if not load and quals:
+            self.report('module-tampering', "Assigning to attributes of '%s' is not allowed" % quals[0], node)
+        elif not load:
+            root = self.chain_root(node.value, scope)
+            if root:
+                rule = 'dynamic-name' if root.split('.')[0] in ('dataclasses', 'typing', 'enum') else 'module-tampering'
+                self.report(rule, "Assigning to attributes of objects '%s' hands out is not allowed" % root, node)
+        self.check_attribute_name(attr, node, node.value, scope, load, parent)
+        for qual in quals:
+            self.check_member(qual, attr, node)
+        if attr in ('format', 'format_map'):
+            self.check_format(node, scope, parent)
+        called = isinstance(parent, ast.Call) and parent.func is node
+        for qual in quals:
+            if '%s.%s' % (qual, attr) in ('yaml.load', 'yaml.load_all') and not called:
+                self.report('unsafe-yaml-load', 'yaml.%s may only be called directly, with Loader=yaml.SafeLoader'
+                            % attr, node)
+        for qual in quals:
+            self.check_callable_used_directly('%s.%s' % (qual, attr), node, called)
+        if attr == 'register' and isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.report('dynamic-name', '@register without a class reads the type from annotations, which '
+                        'typing evaluates as code: write @f.register(cls)', node)
+        if attr == 'open' and not any(q + '.open' in OPEN_LIKE for q in quals):
+            self.check_method_open(node, parent)
+        if load and isinstance(node.value, ast.Name) and not is_dunder(attr):
+            self.check_method_through_class(node, scope)
+
+    def chain_root(self, expression, scope, depth=0):
+        """The import an object comes from, through calls, attributes and subscripts
+        (`logging.getLogger().manager`, or a local bound once to such a value), or None."""
+        while isinstance(expression, (ast.Attribute, ast.Call, ast.Subscript)):
+            if isinstance(expression, ast.Call) and self.is_builtin_call(expression, 'type', scope) and expression.args:
+                expression = expression.args[0]  # type(x) is x's class: patching it patches x's kind
+                continue
+            expression = expression.func if isinstance(expression, ast.Call) else expression.value
+        if not isinstance(expression, ast.Name) or depth > 4:
+            return None
+        quals = self.qualnames(expression, scope)
+        if quals and not all(q.startswith('builtins.') for q in quals):
+            return quals[0]
+        for meaning in self.meanings(expression.id, scope):
+            binding = meaning.binding
+            if meaning.kind == 'value' and binding is not None and binding.value is not None:
+                root = self.chain_root(binding.value, meaning.scope, depth + 1)
+                if root:
+                    return root
+        return None
+
+    def check_attribute_name(self, attr, node, value, scope, load, parent, in_pattern=False):
+        """The rules on an attribute name, whatever it is read on."""
+        if attr in FORBIDDEN_BUILTINS and attr not in BUILTIN_NAMES_OK_AS_ATTRIBUTES:
+            self.report('forbidden-name', "Use of forbidden name '%s'" % attr, node)
+            return
+        if is_dunder(attr):
+            called = isinstance(parent, ast.Call) and parent.func is node
+            own = value is not None and self.own_class(value, scope) is not None
+            nxt = parent.attr if isinstance(parent, ast.Attribute) and parent.value is node else None
+            allowed = ((attr in READABLE_DUNDER_ATTRIBUTES and load)
+                       or (attr == '__class__' and load and nxt in ('__name__', '__qualname__'))
+                       or (attr in ALLOWED_DUNDER_METHODS and own and called))
+            if not allowed:
+                self.report('dunder-access', "Access to dunder name '%s' is not allowed" % attr, node)
+            return
+        if attr in DANGEROUS_ATTRIBUTES or attr.startswith(DANGEROUS_ATTRIBUTE_PREFIXES):
+            self.report('dangerous-attribute', "Use of dangerous attribute '%s'" % attr, node)
+            return
+        if attr in MODULE_REACHING_ATTRIBUTES:
+            self.report('dangerous-attribute', "Attribute '%s' reaches a forbidden module" % attr, node)
+            return
+        if attr in FILE_WRITING_METHODS:
+            self.report('open-write', "Writing files with .%s() is not allowed" % attr, node)
+            return
+        if attr == 'attrgetter' and not self.is_key_attrgetter(node, parent):
+            self.report('dangerous-attribute', 'attrgetter only as key=attrgetter("name", ...) with literal names '
+                        'that pass the attribute rules', node)
+            return
+        is_base = isinstance(parent, ast.ClassDef) and node in parent.bases
+        if attr in NAME_TAKING_CALLS and not (isinstance(parent, ast.Call) and parent.func is node) and not is_base:
+            if not in_pattern:
+                self.report('dynamic-name', '%s may only be called directly, with literal names' % attr, node)
+            return
+        if is_private(attr) and attr not in PUBLIC_UNDERSCORE_ATTRIBUTES:
+            owner = self.own_class(value, scope) if value is not None else None
+            if owner is None:
+                # `other._key` in a method of a class that binds _key (`__eq__`): the same class's name.
+                method = self.enclosing_method(scope)
+                if method is not None and attr in self.class_names[id(method)]:
+                    return
+            if owner is None or attr not in self.class_names[id(owner)]:
+                self.report('private-access', "Access to private attribute '%s' is not allowed" % attr, node)
+
+    def is_key_attrgetter(self, node, call):
+        if not (isinstance(call, ast.Call) and call.func is node and call.args and not call.keywords):
+            return False
+        keyword = self.parent(call)
+        if not (isinstance(keyword, ast.keyword) and keyword.arg == 'key'):
+            return False
+        for argument in call.args:
+            if not is_str_constant(argument):
+                return False
+            for part in argument.value.split('.'):
+                if not IDENTIFIER.match(part) or attribute_problem(part) or part in FILE_WRITING_METHODS:
+                    return False
+        return True
+
+    def check_callable_used_directly(self, qual, node, called):
+        """Openers (open, gzip.open, ...) and logging.basicConfig are judged at their call: as
+        values (stored, returned, passed to partial or map) their mode would go unchecked."""
+        if not called and (qual in OPEN_LIKE or qual == 'logging.basicConfig'):
+            self.report('open-write', '%s may only be called directly' % qual.replace('builtins.', ''), node)
+
+    def check_method_through_class(self, node, scope):
+        """`C.method(other)` calls a method of the plugin's class with anything as self."""
+        meanings = self.meanings(node.value.id, scope)
+        if not meanings or not all(m.kind == 'class' for m in meanings):
+            return
+        for meaning in meanings:
+            cls = meaning.binding.node
+            for statement in cls.body:
+                if (isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == node.attr
+                        and self.uses_private_self(statement)):
+                    self.report('private-access', "Method '%s' uses private attributes: call it on an instance"
+                                % node.attr, node)
+                    return
+
+    def uses_private_self(self, function):
+        for child in ast.walk(function):
+            if isinstance(child, ast.Attribute) and (is_private(child.attr) or is_dunder(child.attr)):
+                return True
+        return False
+
+    # --- calls
+
+    def check_Call(self, node, scope):
+        func = node.func
+        quals = self.qualnames(func, scope)
+        for qual in quals:
+            spec = OPEN_LIKE.get(qual)
+            if spec is not None:
+                self.check_open_mode(node, qual, spec)
+            if qual in ('yaml.load', 'yaml.load_all'):
+                self.check_yaml_loader(node, scope, qual)
+            if qual == 'logging.basicConfig' and call_argument(node, 99, 'filename') is not ABSENT:
+                self.report('open-write', 'logging.basicConfig may not log to a file', node)
+            if qual in ('pathlib.Path', 'pathlib.PosixPath'):
+                parent = self.parent(node)
+                if not (isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in PATH_READ_MEMBERS):
+                    self.report('open-write', 'Path(...) may only be used directly to read: Path(p).read_text(), '
+                                'Path(p).open()', node)
+        if self.is_builtin_call(node, 'type', scope):
+            parent = self.parent(node)
+            if len(node.args) != 1 or node.keywords:
+                self.report('class-machinery', 'type() with three arguments builds a class from a namespace', node)
+            elif not (isinstance(parent, ast.Compare) or (
+                    isinstance(parent, ast.Attribute) and parent.attr in READABLE_DUNDER_ATTRIBUTES)):
+                # The class of an object is a constructor: of a file object, a file writer.
+                self.report('class-machinery', 'type(x) may only be compared or named (type(x).__name__)', node)
+                self.report('open-write', 'type(x) hands out the class of x; of a file object, a file writer', node)
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if 'functools.wraps' in quals or 'functools.update_wrapper' in quals:
+            self.check_wrapper(node, quals, scope)
+        if name == 'register' and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], (
+                ast.Name, ast.Lambda)) and not self.is_class_name(node.args[0], scope):
+            self.report('dynamic-name', 'register(function) reads the type from annotations, which typing '
+                        'evaluates as code: write register(cls, function)', node)
+        if 'owtf.plugin.helper.plugin_helper.CommandDump' in quals:
+            self.check_command_resources(node, scope)
+        if name in NAME_TAKING_CALLS:
+            self.check_name_taking_call(node, name, NAME_TAKING_CALLS[name])
+        for keyword in node.keywords:
+            if keyword.arg == 'style' and not is_str_constant(keyword.value, ('%', '$')):
+                self.report('dynamic-name', "style= other than '%' or '$' formats log records with "
+                            "str.format fields read from the record", keyword.value)
+            if keyword.arg == 'capture_locals' and not is_false(keyword.value):
+                self.report('dynamic-name', 'capture_locals hands out the frames\' local variables', keyword.value)
+        if 'logging.Formatter' in quals and len(node.args) >= 3 and not is_str_constant(node.args[2], ('%', '$')):
+            self.report('dynamic-name', "logging.Formatter style other than '%' or '$' is not allowed", node.args[2])
+        if isinstance(func, ast.Call) and self.is_decoder_call(func, scope):
+            self.report('decoded-call', 'The result of a decoder must not be called', func)
+
+    def is_class_name(self, node, scope):
+        if not isinstance(node, ast.Name):
+            return False
+        meanings = self.meanings(node.id, scope)
+        return bool(meanings) and all(m.kind in ('class', 'builtin', 'import') for m in meanings)
+
+    def check_wrapper(self, node, quals, scope):
+        """update_wrapper copies the wrapped object's __dict__ into the wrapper: only onto a function
+        the plugin defines (`@functools.wraps(f)` on a def), never onto an object of the framework."""
+        parent = self.parent(node)
+        if 'functools.wraps' in quals:
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and node in parent.decorator_list:
+                return
+            self.report('module-tampering', 'functools.wraps(f) only as a decorator of a def', node)
+            return
+        target = node.args[0] if node.args else None
+        meanings = self.meanings(target.id, scope) if isinstance(target, ast.Name) else []
+        if not meanings or not all(m.kind == 'def' for m in meanings):
+            self.report('module-tampering', 'functools.update_wrapper only onto a function the plugin defines', node)
+
+    def check_command_resources(self, node, scope):
+        """CommandDump runs the commands of its resource list in a shell: only a list the framework's
+        resources give (get_resources(...)), never one the plugin writes."""
+        resources = call_argument(node, 2, 'ResourceList')
+        if not self.is_framework_resources(resources, scope, 0):
+            self.report('dangerous-attribute', 'CommandDump runs its resource list as shell commands: pass '
+                        'get_resources(...), not a list of your own', node)
+
+    def is_framework_resources(self, node, scope, depth):
+        if node in (ABSENT, UNKNOWN) or depth > 3:
+            return False
+        if isinstance(node, ast.Call):
+            quals = self.qualnames(node.func, scope)
+            return bool(quals) and all(q in R['resource_getters'] for q in quals)
+        if isinstance(node, ast.Name):
+            # Held in a local that nothing changes: no method call or item assignment on it.
+            for other in self.order:
+                if (isinstance(other, (ast.Attribute, ast.Subscript)) and isinstance(other.value, ast.Name)
+                        and other.value.id == node.id and self.node_scope[id(other)] is scope):
+                    return False
+            meanings = self.meanings(node.id, scope)
+            return bool(meanings) and all(
+                m.kind == 'value' and m.binding is not None and m.binding.value is not None
+                and self.is_framework_resources(m.binding.value, m.scope, depth + 1) for m in meanings)
+        return False
+
+    def is_builtin_call(self, node, name, scope):
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+                and any(m.kind == 'builtin' for m in self.meanings(name, scope)))
+
+    def is_decoder_call(self, node, scope):
+        return isinstance(node, ast.Call) and any(q in DECODERS for q in self.qualnames(node.func, scope))
+
+    def literal_attribute_call(self, call):
+        """getattr(obj, 'name'[, default]) with a literal name: the same as obj.name, checked as such."""
+        if len(call.args) < 2 or call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+            return False
+        name = call.args[1]
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and IDENTIFIER.match(name.value)):
+            return False
+        if attribute_problem(name.value) or name.value in FILE_WRITING_METHODS:
+            return False
+        scope = self.node_scope[id(call)]
+        load = call.func.id == 'getattr'
+        if not load and (self.qualnames(call.args[0], scope) or len(call.args) != (3 if call.func.id == 'setattr' else 2)):
+            return False
+        synthetic = ast.Attribute(value=call.args[0], attr=name.value,
+                                  ctx=ast.Load() if load else ast.Store())
+        ast.copy_location(synthetic, call)
+        self.parents[id(synthetic)] = self.parent(call)
+        self.node_scope[id(synthetic)] = scope
+        self.check_Attribute(synthetic, scope)
+        return True
+
+    def check_open_mode(self, node, qual, position):
+        mode = call_argument(node, position, 'mode')
+        if mode is ABSENT:
+            return
+        if mode is UNKNOWN or not is_str_constant(mode, READ_MODES):
+            self.report('open-write', "%s() must use a literal read mode ('r', 'rb' or 'rt')"
+                        % qual.replace('builtins.', ''), node)
+
+    def check_method_open(self, node, parent):
+        """`.open()` of an object of unknown type: any mode-shaped argument must be a read mode."""
+        if not (isinstance(parent, ast.Call) and parent.func is node):
+            self.report('open-write', '.open() must be called directly, with a literal read mode', node)
+            return
+        mode = call_argument(parent, 99, 'mode')
+        candidates = [mode, call_argument(parent, 0, ''), call_argument(parent, 1, '')]
+        if mode is UNKNOWN:
+            self.report('open-write', '.open() must be called with a literal read mode', node)
+            return
+        for index, candidate in enumerate(candidates):
+            if candidate in (ABSENT, UNKNOWN):
+                continue
+            literal = candidate.value if is_str_constant(candidate) else None
+            if (literal is None and index == 0) or (
+                    literal is not None and OPEN_MODE_SHAPE.match(literal) and literal not in READ_MODES):
+                self.report('open-write', ".open() must use a literal read mode ('r', 'rb' or 'rt')", node)
+                return
+
+    def check_yaml_loader(self, node, scope, qual):
+        loader = call_argument(node, 1, 'Loader')
+        quals = self.qualnames(loader, scope) if loader not in (ABSENT, UNKNOWN) else []
+        if not quals or not all(q in YAML_SAFE_LOADERS for q in quals):
+            self.report('unsafe-yaml-load', '%s without Loader=yaml.SafeLoader is not allowed; use '
+                        'yaml.safe_load' % qual, node)
+
+    def check_name_taking_call(self, node, name, spec):
+        """namedtuple('P', 'x y'), Enum('E', 'A B'), make_dataclass(...): names must be literal identifiers."""
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            self.report('dynamic-name', '%s() arguments must be written out' % name, node)
+            return
+        if spec.get('functional_from') is not None and len(node.args) < spec['functional_from'] and not any(
+                k.arg in spec.get('name_keywords', ()) for k in node.keywords):
+            return  # Enum(value): a lookup, not the functional API
+        if spec.get('refuse'):
+            self.report('dynamic-name', '%s: %s' % (name, spec['refuse']), node)
+            return
+        if 'max_positional' in spec and len(node.args) > spec['max_positional']:
+            self.report('dynamic-name', '%s() takes names as data here; not allowed' % name,
+                        node.args[spec['max_positional']])
+        for keyword in node.keywords:
+            if keyword.arg in spec.get('refused_keywords', ()):
+                self.report('dynamic-name', '%s(%s=...) takes names or code as data; not allowed'
+                            % (name, keyword.arg), keyword.value)
+        targets = [a for i, a in enumerate(node.args) if i in spec.get('name_positions', ())]
+        targets += [k.value for k in node.keywords if k.arg in spec.get('name_keywords', ())]
+        for target in targets:
+            if not literal_names(target):
+                self.report('dynamic-name', '%s() needs literal identifiers as names' % name, target)
+
+    # --- format templates
+
+    def check_format(self, node, scope, parent):
+        called = isinstance(parent, ast.Call) and parent.func is node
+        receiver = node.value
+        if isinstance(receiver, ast.Name) and receiver.id == 'str' and all(
+                m.kind == 'builtin' for m in self.meanings('str', scope)):
+            receiver = parent.args[0] if called and parent.args else None
+        template = self.template_text(receiver, scope) if receiver is not None else None
+        if template is None:
+            owner = self.own_class(node.value, scope)
+            if owner is not None and node.attr in self.class_names[id(owner)]:
+                return  # the plugin's own method of that name
+            self.report('format-string', '.%s() is only allowed on a string literal, whose fields are checked'
+                        % node.attr, node)
+            return
+        for problem in self.template_problems(template, 0):
+            self.report(problem[0], 'Format field: %s' % problem[1], node)
+
+    def template_text(self, node, scope):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name):
+            # A module constant bound once, unconditionally, to a literal (unbound, it is a NameError).
+            meanings = [m for m in self.meanings(node.id, scope) if m.kind != 'undefined']
+            bindings = self.global_bindings(node.id)
+            if len(meanings) == 1 and meanings[0].kind == 'value' and len(bindings) == 1:
+                binding = bindings[0][1]
+                if (bindings[0][0] is self.module_scope and is_str_constant(binding.value)
+                        and self.parent(self.parent(binding.node)) is self.tree):
+                    return binding.value.value
+        return None
+
+    def template_problems(self, template, depth):
+        """CPython's own reading of the fields (string.Formatter().parse, then the field-name split)."""
+        problems = []
+        try:
+            parsed = list(string.Formatter().parse(template))
+        except ValueError:
+            return [('format-string', 'template is not valid')]
+        for _literal, field, spec, _conversion in parsed:
+            if field is None:
+                continue
+            try:
+                _first, rest = formatter_field_name_split(field)
+                rest = list(rest)
+            except ValueError:
+                return [('format-string', 'field %r is not valid' % field)]
+            for is_attribute, key in rest:
+                if is_attribute:
+                    problem = attribute_problem(key)
+                    if problem:
+                        problems.append(problem)
+                elif isinstance(key, str) and (is_dunder(key) or is_private(key)):
+                    problems.append(('format-string', 'index %r is not allowed' % key))
+            if spec and depth < 2:
+                problems += self.template_problems(spec, depth + 1)
+            elif spec and '{' in spec:
+                problems.append(('format-string', 'fields nested too deeply'))
+        return problems
+
+    # --- match statements
+
+    def check_MatchClass(self, node, scope):
+        for attr in node.kwd_attrs:
+            self.check_attribute_name(attr, node, None, scope, True, None, in_pattern=True)
+        if not node.patterns:
+            return
+        meanings = self.meanings(node.cls.id, scope) if isinstance(node.cls, ast.Name) else []
+        if meanings and all(m.kind == 'builtin' and m.qualname in SELF_MATCHING_BUILTINS for m in meanings):
+            if len(node.patterns) == 1:
+                return
+        if meanings and all(m.kind == 'class' and self.is_closed_class(m.binding.node, 0) for m in meanings):
+            return
+        self.report('match-pattern', 'Positional patterns only on classes the plugin defines (their '
+                    '__match_args__ decide which attributes are read)', node)
+
+    def is_closed_class(self, cls, depth):
+        if depth > 10 or cls.keywords:
+            return False
+        scope = self.node_scope[id(cls)]
+        for decorator in cls.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            quals = self.qualnames(target, scope)
+            if not quals or not all(q == 'dataclasses.dataclass' for q in quals):
+                return False
+        for base in cls.bases:
+            if not isinstance(base, ast.Name):
+                return False
+            meanings = self.meanings(base.id, scope)
+            if not meanings or not all(m.kind == 'class' and self.is_closed_class(m.binding.node, depth + 1)
+                                       for m in meanings):
+                if not all(m.kind == 'builtin' and m.qualname == 'object' for m in meanings):
+                    return False
+        return True
+
+    # --- annotations: a string annotation is code that typing may evaluate
+
+    def check_annotation(self, annotation, depth=0):
+        for child in ast.walk(annotation):
+            if isinstance(child, ast.Constant) and isinstance(child.value, str):
+                self.check_string_annotation(child, depth)
+
+    def check_string_annotation(self, constant, depth):
+        try:
+            expression = ast.parse(constant.value.strip(), mode='eval')
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return  # never evaluable, so never code
+        if depth > 3 or any(isinstance(n, SCOPE_NODES + (ast.NamedExpr,)) for n in ast.walk(expression)):
+            self.report('dynamic-name', 'String annotation is too complex to check', constant)
+            return
+        # typing evaluates it against the module's globals: checked there, reported at the string.
+        sub = Analyser.__new__(Analyser)
+        sub.__dict__.update(self.__dict__)
+        sub.findings = Findings()
+        sub.order = []
+        for node in ast.walk(expression):
+            self.parents.setdefault(id(node), None)
+            for child in ast.iter_child_nodes(node):
+                self.parents[id(child)] = node
+            self.node_scope[id(node)] = self.module_scope
+            sub.order.append(node)
+        for node in sub.order:
+            method = getattr(sub, 'check_' + type(node).__name__, None)
+            if method is not None and not isinstance(node, ast.Constant):
+                method(node, self.module_scope)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                sub.check_string_annotation(node, depth + 1)
+        for _line, _column, rule, message in sub.findings.items:
+            self.report(rule, 'In a string annotation: ' + message, constant)
+
+    # --- the framework's contract
+
+    def check_contract(self):
+        has_description = any(
+            isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+            and s.targets[0].id == 'DESCRIPTION' and is_str_constant(s.value)
+            or isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.target.id == 'DESCRIPTION'
+            and s.value is not None and is_str_constant(s.value)
+            for s in self.tree.body)
+        has_run = any(
+            isinstance(s, ast.FunctionDef) and s.name == 'run' and len(s.args.posonlyargs + s.args.args) == 1
+            and not (s.args.vararg or s.args.kwarg or s.args.kwonlyargs or s.args.defaults) for s in self.tree.body)
+        if not has_description:
+            self.findings.add('missing-description', 'Plugin must define a top-level DESCRIPTION string')
+        if not has_run:
+            self.findings.add('missing-run',
+                              'Plugin must define a top-level function run(PluginInfo) with one positional parameter')
+
+
+def unique_meanings(meanings):
+    """Several plain values bound in one scope mean the same to the rules: one meaning (with no
+    single binding) stands for all, so a name assigned 10,000 times does not cost 10,000 per read."""
+    result = []
+    value_at = {}
+    for meaning in meanings:
+        if meaning.kind == 'value':
+            index = value_at.get(id(meaning.scope))
+            if index is not None:
+                result[index] = Meaning('value', None, None, meaning.scope)
+                continue
+            value_at[id(meaning.scope)] = len(result)
+        result.append(meaning)
+    return result
+
+
+class DepthError(Exception):
+    pass
+
+
+ABSENT = object()
+UNKNOWN = object()
+
+
+def call_argument(call, position, keyword):
+    for kw in call.keywords:
+        if kw.arg is None:
+            return UNKNOWN
+        if kw.arg == keyword:
+            return kw.value
+    for index, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            return UNKNOWN
+        if index == position:
+            return argument
+    return ABSENT
+
+
+def is_str_constant(node, allowed=None):
+    return (isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and (allowed is None or node.value in allowed))
+
+
+def is_false(node):
+    return isinstance(node, ast.Constant) and node.value in (False, None, 0)
+
+
+def literal_names(node):
+    """'a b', 'a,b', ['a', 'b'], [('a', int)], {'a': int}: names a library turns into attributes."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        names = node.value.replace(',', ' ').split()
+    elif isinstance(node, (ast.List, ast.Tuple)):
+        names = []
+        for element in node.elts:
+            if isinstance(element, (ast.Tuple, ast.List)) and element.elts:
+                element = element.elts[0]
+            if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
+                return False
+            names.append(element.value)
+    elif isinstance(node, ast.Dict):
+        names = []
+        for key in node.keys:
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                return False
+            names.append(key.value)
+    else:
+        return False
+    return all(IDENTIFIER.match(n) and not n.startswith('_') for n in names)
+
+
+def attribute_problem(attr):
+    if is_dunder(attr):
+        if attr in READABLE_DUNDER_ATTRIBUTES:
+            return None
+        return ('dunder-access', "Access to dunder name '%s' is not allowed" % attr)
+    if is_private(attr) and attr not in PUBLIC_UNDERSCORE_ATTRIBUTES:
+        return ('private-access', "Access to private attribute '%s' is not allowed" % attr)
+    if attr in DANGEROUS_ATTRIBUTES or attr.startswith(DANGEROUS_ATTRIBUTE_PREFIXES) or \
+            attr in MODULE_REACHING_ATTRIBUTES:
+        return ('dangerous-attribute', "Use of dangerous attribute '%s'" % attr)
+    if attr in FORBIDDEN_BUILTINS and attr not in BUILTIN_NAMES_OK_AS_ATTRIBUTES:
+        return ('forbidden-name', "Use of forbidden name '%s'" % attr)
+    return None
+
+
+def all_args(args):
+    return args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]
+
+
+def assigned_names(statement):
+    targets = []
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        targets = [statement.target]
+    names = []
+    for target in targets:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                names.append(node.id)
+    return names
+
+
+# --- entry points -----------------------------------------------------------------------------
+
+def analyse(raw):
+    """The violations for one plugin's bytes, sorted; never raises."""
+    findings = Findings()
+    try:
+        text = check_bytes(raw, findings)
+        if text is not None:
+            tree, table = parse(raw, text, findings)
+            if tree is not None:
+                analyser = Analyser(tree, table, findings)
+                analyser.collect()
+                analyser.check()
+    except DepthError as error:
+        node = error.args[0]
+        findings.items = [(getattr(node, 'lineno', 1), getattr(node, 'col_offset', 0), 'too-deep',
+                           'Nesting deeper than %d levels is not allowed' % MAX_NESTING_DEPTH)]
+    except RecursionError:
+        findings.items = [(1, 0, 'too-deep', 'Nesting deeper than %d levels is not allowed' % MAX_NESTING_DEPTH)]
+    except Exception:  # fail closed: no detail for the uploader
+        findings.items = [(1, 0, 'internal-error', 'Validator failed internally; plugin rejected')]
+    return to_violations(findings, raw)
+
+
+def to_violations(findings, raw):
+    seen = set()
+    violations = []
+    lines = None
+    for line, column, rule, message in sorted(findings.items, key=lambda f: (f[0], f[1], f[2])):
+        if (line, column, rule) in seen:
+            continue
+        seen.add((line, column, rule))
+        if len(violations) == MAX_REPORTED_VIOLATIONS:
+            violations.append({'rule': 'too-large', 'message': 'More than %d violations; the rest are not listed'
+                               % MAX_REPORTED_VIOLATIONS, 'line': line, 'column': 1})
+            break
+        # ast columns are UTF-8 byte offsets; a finding reports code points, as editors do.
+        if lines is None:
+            lines = source_lines(raw)
+        violations.append({'rule': rule, 'message': message, 'line': line,
+                           'column': code_point_column(lines, line, column) + 1})
+    return violations
+
+
+def source_lines(raw):
+    body = raw[3:] if raw.startswith(b'\xef\xbb\xbf') else raw
+    return re.split(rb'\r\n|\r|\n', body)
+
+
+def code_point_column(lines, line, byte_column):
+    if 1 <= line <= len(lines):
+        return len(lines[line - 1][:byte_column].decode('utf-8', 'replace'))
+    return byte_column
+
+
+def load_view():
+    """view.py, from beside this file (-I keeps the script's directory off sys.path)."""
+    import importlib.util
+    sys.modules.setdefault('analyser', sys.modules[__name__])
+    spec = importlib.util.spec_from_file_location('view', HERE + '/view.py')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def serve():
+    import gc
+    sys.setrecursionlimit(10_000)
+    # A parse makes tens of thousands of short-lived nodes and no cycles worth a full collection.
+    gc.freeze()
+    gc.set_threshold(200_000, 20, 20)
+    out = sys.stdout
+    out.write(json.dumps({'ready': True, 'python': '%d.%d' % sys.version_info[:2],
+                          'rules_version': RULES_VERSION}) + '\n')
+    out.flush()
+    for line in sys.stdin:
+        request = json.loads(line)
+        if 'view' in request:
+            program_view = load_view().program_view
+            answer = {'id': request['id'], 'views': [program_view(base64.b64decode(s)) for s in request['view']]}
+        else:
+            answer = {'id': request['id'], 'violations': analyse(base64.b64decode(request['source']))}
+        out.write(json.dumps(answer) + '\n')
+        out.flush()
+
+
+if __name__ == '__main__':
+    serve()

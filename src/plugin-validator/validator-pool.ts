@@ -1,0 +1,142 @@
+import { FairQueue, QueueRefusedError } from '../common/fair-queue';
+import { PythonWorker } from './python-worker';
+import { Rule } from './rules';
+import type { ValidationResult, Violation } from './types';
+
+/**
+ * Far above the time an ordinary plugin needs (tens of ms), so only a stuck or runaway worker
+ * reaches it; it also covers a new worker's start (about 0.1 s) for the first uploads.
+ */
+export const VALIDATION_TIMEOUT_MS = 5_000;
+/**
+ * Uploads waiting for a worker; each holds its file in memory (at most 32 x 256 KB). Sized so
+ * that ten uploaders sending at once, or one sending ten, are queued and never turned away.
+ */
+export const MAX_QUEUED_VALIDATIONS = 32;
+/**
+ * A new worker's start (python3, the tables) is not counted in a plugin's time: the first upload
+ * after a restart on a busy machine would fail otherwise. A start that hangs still ends here.
+ */
+export const WORKER_START_TIMEOUT_MS = 30_000;
+/** Uploads one uploader may have waiting: the rest of the queue stays open to others. */
+export const MAX_QUEUED_VALIDATIONS_PER_UPLOADER = 10;
+
+/**
+ * No worker could take the upload now (queue full, or shutting down): nothing was judged,
+ * so this is no verdict on the code, and the client may try again.
+ */
+export class ValidatorBusyError extends Error {}
+
+export interface ValidatorPoolOptions {
+  size?: number;
+  maxQueued?: number;
+  maxQueuedPerUploader?: number;
+  timeoutMs?: number;
+  python?: string;
+  /** Where a rejection without a verdict is reported (the app passes its logger). */
+  warn?: (message: string) => void;
+}
+
+const INTERNAL_ERROR: Violation = {
+  rule: Rule.internalError,
+  message: 'Validator failed internally; plugin rejected',
+  line: 1,
+  column: 1,
+};
+
+/**
+ * Runs the analyser in long-lived python3 processes (python-worker.ts). Uploads are rare, so at
+ * most two workers, started on the first uploads and then kept. Uploaders are served in turn
+ * (FairQueue). A worker that crashes or overruns its time is killed and replaced, and the plugin
+ * is rejected with an `internal-error` violation (fail closed); a full queue or a closed pool
+ * throw ValidatorBusyError.
+ */
+export class ValidatorPool {
+  private readonly warn: (message: string) => void;
+  private readonly running = new Set<Promise<unknown>>();
+  private readonly idle: PythonWorker[] = [];
+  private readonly busy = new Set<PythonWorker>();
+  private readonly queue: FairQueue;
+  private readonly timeoutMs: number;
+  private readonly python: string;
+
+  constructor(options: ValidatorPoolOptions = {}) {
+    const size = options.size ?? 2;
+    this.timeoutMs = options.timeoutMs ?? VALIDATION_TIMEOUT_MS;
+    this.python = options.python ?? 'python3';
+    this.warn = options.warn ?? (() => undefined);
+    this.queue = new FairQueue({
+      name: 'validator',
+      concurrency: size,
+      maxQueued: options.maxQueued ?? MAX_QUEUED_VALIDATIONS,
+      maxQueuedPerOwner: options.maxQueuedPerUploader ?? MAX_QUEUED_VALIDATIONS_PER_UPLOADER,
+    });
+  }
+
+  async validate(source: Buffer, uploader = ''): Promise<ValidationResult> {
+    try {
+      const answer = await this.run(uploader, { source: source.toString('base64') });
+      const violations = answer.violations;
+      if (!Array.isArray(violations)) throw new Error('analyser answered without violations');
+      return { ok: violations.length === 0, violations: violations as Violation[] };
+    } catch (error) {
+      if (error instanceof QueueRefusedError) throw new ValidatorBusyError(error.message);
+      this.warn(
+        `Plugin rejected without a verdict: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      return { ok: false, violations: [INTERNAL_ERROR] };
+    }
+  }
+
+  /** The analyser's view of each source (statements, scopes, bindings), for the differential test. */
+  async views(sources: Buffer[]): Promise<unknown[]> {
+    const answer = await this.run('', { view: sources.map((source) => source.toString('base64')) });
+    return answer.views as unknown[];
+  }
+
+  /** One request on a free worker, timed from when a worker takes it (waiting is not its time). */
+  private run(uploader: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.queue.run(uploader, () => {
+      const job = this.runOnWorker(body);
+      this.running.add(job);
+      void job.catch(() => undefined).finally(() => this.running.delete(job));
+      return job;
+    });
+  }
+
+  private async runOnWorker(body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    {
+      const worker = this.idle.pop() ?? new PythonWorker(this.python);
+      this.busy.add(worker);
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = (ms: number, what: string) =>
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+        });
+      try {
+        await Promise.race([worker.started(), deadline(WORKER_START_TIMEOUT_MS, 'analyser start')]);
+        clearTimeout(timer);
+        const answer = await Promise.race([worker.request(body), deadline(this.timeoutMs, 'analyser')]);
+        this.idle.push(worker);
+        return answer;
+      } catch (error) {
+        // Overrun, crash or garbage: this worker is not trusted with another plugin.
+        worker.kill();
+        throw error;
+      } finally {
+        clearTimeout(timer);
+        this.busy.delete(worker);
+      }
+    }
+  }
+
+  /**
+   * After the HTTP server has closed, so uploads in flight finish. Waiting uploads are refused;
+   * a running one ends within its timeout.
+   */
+  async onApplicationShutdown(): Promise<void> {
+    this.queue.close();
+    await Promise.allSettled([...this.running]);
+    await Promise.all(this.idle.splice(0).map((worker) => worker.close()));
+  }
+}

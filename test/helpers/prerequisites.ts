@@ -1,0 +1,155 @@
+/**
+ * What some tests need from outside npm: Debian's chromium (the page tests), a Redis server
+ * (the shared rate limits), and mount (the storage faults, as root). `npm test` first runs
+ * prepare() (its pretest), which installs chromium and starts a loopback Redis where the
+ * machine allows; a test that still lacks something is skipped with one line naming it and
+ * its remedy, or fails when SVC_TEST_REQUIRE_ALL=1 (CI sets it, so CI runs them all).
+ *
+ * Where they are looked for is settable: SVC_TEST_CHROMIUM (a path; default chromium or
+ * chromium-browser on PATH) and SVC_TEST_REDIS_URL (default redis://127.0.0.1:6379/15, the
+ * suite's own database, emptied by the tests that use it; no other database is touched).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/15';
+const REQUIRE_ALL = process.env.SVC_TEST_REQUIRE_ALL === '1';
+
+/** What is missing, and the command that installs or starts it. */
+export interface Lack {
+  missing: string;
+  remedy: string;
+}
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function onPath(name: string): string | null {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir !== '' && executable(join(dir, name))) return join(dir, name);
+  }
+  return null;
+}
+
+/** The chromium the page tests drive, or null. */
+export function chromiumPath(): string | null {
+  const configured = process.env.SVC_TEST_CHROMIUM;
+  if (configured) return executable(configured) ? configured : null;
+  return onPath('chromium') ?? onPath('chromium-browser');
+}
+
+/** The suite's own Redis database. */
+export function testRedisUrl(): string {
+  return process.env.SVC_TEST_REDIS_URL || DEFAULT_REDIS_URL;
+}
+
+const redisPort = (url: URL) => Number(url.port) || 6379;
+
+/**
+ * True when a Redis server answers PING at the URL. Synchronous (a child process bounded at
+ * 2 s), so a test file decides at load time which tests it declares.
+ */
+export function redisAnswers(url = testRedisUrl()): boolean {
+  const parsed = new URL(url);
+  const probe = `
+    const socket = require('node:net').connect(${redisPort(parsed)}, ${JSON.stringify(parsed.hostname)});
+    socket.setTimeout(1500, () => process.exit(1));
+    socket.on('error', () => process.exit(1));
+    socket.on('connect', () => socket.write('PING\\r\\n'));
+    socket.on('data', (data) => process.exit(String(data).startsWith('+PONG') ? 0 : 1));
+  `;
+  return spawnSync(process.execPath, ['-e', probe], { timeout: 2000, stdio: 'ignore' }).status === 0;
+}
+
+export function chromiumLack(): Lack | null {
+  if (chromiumPath() !== null) return null;
+  const configured = process.env.SVC_TEST_CHROMIUM;
+  return {
+    missing: configured ? `chromium at ${configured}` : 'chromium on PATH',
+    remedy: 'apt-get install -y --no-install-recommends chromium (or set SVC_TEST_CHROMIUM)',
+  };
+}
+
+export function redisLack(): Lack | null {
+  const url = testRedisUrl();
+  if (redisAnswers(url)) return null;
+  const parsed = new URL(url);
+  return {
+    missing: `Redis at ${parsed.hostname}:${redisPort(parsed)}`,
+    remedy:
+      `redis-server --daemonize yes --bind 127.0.0.1 --port ${redisPort(parsed)} --save "" --appendonly no` +
+      ' (or set SVC_TEST_REDIS_URL)',
+  };
+}
+
+/**
+ * `describe` when nothing is lacking. Otherwise one line on stderr and the block skipped, or,
+ * with SVC_TEST_REQUIRE_ALL=1, one failing test saying the same.
+ */
+export function describeNeeding(lack: Lack | null, name: string, body: () => void): void {
+  // Jest's globals under other names: this helper declares blocks for the spec that calls it.
+  const block = describe;
+  const test = it;
+  if (lack === null) {
+    block(name, body);
+    return;
+  }
+  const line = `${name}: needs ${lack.missing}; ${lack.remedy}`;
+  if (REQUIRE_ALL) {
+    block(name, () => {
+      test(`needs ${lack.missing}`, () => {
+        throw new Error(`${line} (SVC_TEST_REQUIRE_ALL=1 turns this skip into a failure)`);
+      });
+    });
+    return;
+  }
+  process.stderr.write(`SKIPPED ${line}\n`);
+  block.skip(name, body);
+}
+
+/** npm's pretest: installs chromium (as root, with apt-get) and starts a loopback Redis, when missing. */
+export function prepare(): void {
+  if (
+    chromiumLack() !== null &&
+    !process.env.SVC_TEST_CHROMIUM &&
+    process.getuid?.() === 0 &&
+    onPath('apt-get')
+  ) {
+    process.stdout.write('pretest: chromium is missing; installing Debian’s chromium with apt-get\n');
+    try {
+      const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+      execFileSync('apt-get', ['update'], { stdio: 'ignore', env });
+      execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], {
+        stdio: 'ignore',
+        env,
+      });
+    } catch (error) {
+      process.stdout.write(
+        `pretest: could not install chromium (${(error as Error).message.split('\n')[0]})\n`,
+      );
+    }
+  }
+  const url = new URL(testRedisUrl());
+  const loopback = ['127.0.0.1', 'localhost'].includes(url.hostname);
+  if (loopback && onPath('redis-server') && !redisAnswers()) {
+    const port = String(redisPort(url));
+    process.stdout.write(`pretest: no Redis on port ${port}; starting redis-server there\n`);
+    const started = spawnSync(
+      'redis-server',
+      ['--daemonize', 'yes', '--bind', '127.0.0.1', '--port', port, '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    for (let attempt = 0; started.status === 0 && attempt < 20 && !redisAnswers(); attempt += 1) {
+      spawnSync(process.execPath, ['-e', 'setTimeout(() => {}, 250)']);
+    }
+  }
+}
+
+if (require.main === module) prepare();
