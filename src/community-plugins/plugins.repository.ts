@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, IsNull, Not, Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { containsPattern, LIKE_ESCAPE } from '../database/like';
+import { RULES_VERSION } from '../plugin-validator';
 import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
 import { storedTag, UserPlugin } from './user-plugin.entity';
 
@@ -82,8 +83,14 @@ export class PluginsRepository {
     const conditions: string[] = [];
     const params: unknown[] = [];
     if (filter.status === 'pending') {
-      // The admin queue: new plugins, and approved plugins with a version waiting.
-      conditions.push("(`status` = 'pending' OR `pending_version` IS NOT NULL)");
+      // The admin queue: new plugins, approved plugins with a version waiting, and approved
+      // plugins whose served file the current validator rules flag (issue 18's re-check).
+      conditions.push(
+        "(`status` = 'pending' OR `pending_version` IS NOT NULL OR (`status` = 'approved' AND EXISTS (" +
+          'SELECT 1 FROM `plugin_rechecks` r WHERE r.`plugin_id` = `user_plugins`.`id` AND r.`rules_version` = ? ' +
+          "AND r.`sha256` = `user_plugins`.`sha256` AND r.`findings` <> '[]')))",
+      );
+      params.push(RULES_VERSION);
     } else {
       conditions.push('`status` = ?');
       params.push(filter.status);

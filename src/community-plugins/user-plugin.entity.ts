@@ -113,4 +113,13 @@ export class UserPlugin {
   /** Null only on rows from before the column existed; views fall back to created_at. */
   @Column({ name: 'updated_at', type: 'datetime', precision: 3, nullable: true })
   updatedAt!: Date | null;
+
+  /**
+   * Not a column: the re-check's verdict on the served file (issue 18), attached for the admin
+   * view only by PluginViewInterceptor; undefined elsewhere.
+   */
+  recheck?: {
+    rulesVersion: number;
+    findings: Array<{ rule: string; message: string; line: number; column: number }>;
+  } | null;
 }
