@@ -213,6 +213,33 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
       expect(unlisted.stderr).toBe('');
     });
 
+    it('makes no change it cannot record: with the audit chain head gone, promote fails and changes nothing', async () => {
+      const entries = async () =>
+        Number(
+          ((await t.dataSource.query('SELECT COUNT(*) AS n FROM audit_log')) as Array<{ n: unknown }>)[0].n,
+        );
+      const [head] = (await t.dataSource.query(
+        'SELECT entries, last_hash FROM audit_chain WHERE id = 1',
+      )) as Array<{
+        entries: unknown;
+        last_hash: string;
+      }>;
+      const before = await entries();
+      await t.dataSource.query('DELETE FROM audit_chain WHERE id = 1');
+      try {
+        const result = await svcAdmin(url, ['promote', bob.email]);
+        expect(result.code).not.toBe(0);
+        expect(result.stdout).toBe('');
+        expect(await isAdminInDatabase(t, bob.email)).toBe(false);
+        expect(await entries()).toBe(before);
+      } finally {
+        await t.dataSource.query('INSERT INTO audit_chain (id, entries, last_hash) VALUES (1, ?, ?)', [
+          Number(head.entries),
+          head.last_hash,
+        ]);
+      }
+    });
+
     it('refuses a missing argument or an unknown command with exit status 1', async () => {
       const missing = await svcAdmin(url, ['promote']);
       expect(missing.code).toBe(1);

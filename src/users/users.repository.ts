@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, In, LessThan, QueryDeepPartialEntity, Repository } from 'typeorm';
+import { EntityManager, In, IsNull, LessThan, Not, QueryDeepPartialEntity, Repository } from 'typeorm';
 import { persistedValue } from '../database/persisted-value';
 import { UserLoginToken } from './user-login-token.entity';
 import { User } from './user.entity';
@@ -95,16 +95,20 @@ export class UsersRepository {
     return Boolean(result.affected);
   }
 
-  async setAdmin(id: number, isAdmin: boolean): Promise<void> {
-    await this.users.update({ id }, { isAdmin });
+  /** Conditional, so of two demotions at once only one changes the row (and is recorded). */
+  async demoteIfAdmin(manager: EntityManager, id: number): Promise<boolean> {
+    const result = await manager.update(User, { id, isAdmin: true }, { isAdmin: false });
+    return Boolean(result.affected);
   }
 
-  async setDeactivatedAt(
-    id: number,
-    at: Date | null,
-    manager: EntityManager = this.users.manager,
-  ): Promise<void> {
-    await manager.update(User, { id }, { deactivatedAt: at });
+  async deactivateIfInService(manager: EntityManager, id: number, at: Date): Promise<boolean> {
+    const result = await manager.update(User, { id, deactivatedAt: IsNull() }, { deactivatedAt: at });
+    return Boolean(result.affected);
+  }
+
+  async reactivateIfDeactivated(manager: EntityManager, id: number): Promise<boolean> {
+    const result = await manager.update(User, { id, deactivatedAt: Not(IsNull()) }, { deactivatedAt: null });
+    return Boolean(result.affected);
   }
 
   async markEmailConfirmed(manager: EntityManager, id: number): Promise<void> {
