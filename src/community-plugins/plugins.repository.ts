@@ -4,6 +4,7 @@ import { EntityManager, In, IsNull, Not, Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { containsPattern, LIKE_ESCAPE } from '../database/like';
 import { RULES_VERSION } from '../plugin-validator';
+import { identityKey } from '../users/identity-key';
 import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
 import { storedTag, UserPlugin } from './user-plugin.entity';
 
@@ -190,12 +191,9 @@ export class PluginsRepository {
     return this.page('`user_id` = ?', [userId], page);
   }
 
-  /** Names compare without case on every database, as the unique index does. */
+  /** Names compare as user names do (identityKey), on every database alike, as the unique index does. */
   nameTaken(name: string): Promise<boolean> {
-    return this.plugins
-      .createQueryBuilder('plugin')
-      .where('LOWER(plugin.name) = LOWER(:name)', { name })
-      .getExists();
+    return this.plugins.existsBy({ nameKey: identityKey(name) });
   }
 
   countPending(userId: number, manager: EntityManager = this.plugins.manager): Promise<number> {

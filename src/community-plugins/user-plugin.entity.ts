@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { MAX_IDENTITY_KEY_LENGTH } from '../users/identity-key';
 import {
   DEFAULT_VERSION,
   EXECUTION_TIMEOUT,
@@ -36,6 +37,14 @@ export class UserPlugin {
 
   @Column({ type: 'varchar', length: 128 })
   name!: string;
+
+  /**
+   * identityKey(name): names compare as user names do (NFKC and case folding), under a unique
+   * index. Null only for an old row whose name collided with an older one (reported when the
+   * key was added): it keeps its name, and no new plugin can take it.
+   */
+  @Column({ name: 'name_key', type: 'varchar', length: MAX_IDENTITY_KEY_LENGTH, nullable: true })
+  nameKey!: string | null;
 
   @Column({ type: 'text' })
   description!: string;
