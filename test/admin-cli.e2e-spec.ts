@@ -21,14 +21,14 @@ interface CliResult {
 }
 
 /**
- * svc-admin as a real process on the test app's database. It runs the TypeScript sources
- * through a per-file transpile hook, so it needs no build and tests what is in src/.
+ * svc-admin as a real process on the test app's database: the package's own bin, on the build
+ * (jest's global setup refuses a dist/ older than src/).
  */
 function svcAdmin(databaseUrl: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['-r', join(ROOT, 'test/helpers/ts-register.js'), join(ROOT, 'src/cli.ts'), ...args],
+      [join(ROOT, 'bin/svc-admin.js'), ...args],
       {
         cwd: ROOT,
         env: {
