@@ -75,7 +75,7 @@ export function validateMetadata(fields: Record<string, unknown>): MetadataResul
 
   const name = boundedText(text('name'), 'name', NAME_LENGTH, CONTROL_OR_FORMAT, errors);
   // A few characters expand many times under NFKC; the key column has room for 255.
-  if (name !== undefined && identityKey(name).length > MAX_IDENTITY_KEY_LENGTH)
+  if (name !== undefined && lengthOf(identityKey(name)) > MAX_IDENTITY_KEY_LENGTH)
     errors.name = `must be at most ${MAX_IDENTITY_KEY_LENGTH} characters once normalised`;
   const description = boundedText(
     text('description'),

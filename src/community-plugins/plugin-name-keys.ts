@@ -20,7 +20,8 @@ export async function completePluginNameKeys(queryRunner: QueryRunner): Promise<
   )) as Array<{ id: number; name: string }>;
   for (const row of keyless) {
     const key = identityKey(row.name);
-    if (key.length > MAX_IDENTITY_KEY_LENGTH) {
+    // Characters, as the varchar(255) column counts them.
+    if ([...key].length > MAX_IDENTITY_KEY_LENGTH) {
       logger.warn(`Plugin ${row.id}: its name is too long once normalised; it keeps its name without a key`);
       continue;
     }
