@@ -2,10 +2,19 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, IsNull, Not, Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
-import { containsPattern, LIKE_ESCAPE } from '../database/like';
 import { RULES_VERSION } from '../plugin-validator';
 import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
-import { storedTag, UserPlugin } from './user-plugin.entity';
+import {
+  gramCounts,
+  indexPlugins,
+  indexUnindexed,
+  probedGrams,
+  reindexPlugin,
+  searchPlan,
+  unindexPlugin,
+} from './plugin-search-index';
+import type { RunQuery } from './plugin-search-index';
+import { UserPlugin } from './user-plugin.entity';
 
 /** The columns the admin view (the widest one) shows: never file_path. */
 const LISTED_COLUMNS = [
@@ -32,6 +41,13 @@ const LISTED_COLUMNS = [
   'createdAt',
   'updatedAt',
 ] as const satisfies ReadonlyArray<keyof UserPlugin>;
+
+const INDEXED_FIELDS = ['name', 'description', 'author', 'tags'] as const satisfies ReadonlyArray<keyof UserPlugin>;
+
+const runner =
+  (manager: EntityManager): RunQuery =>
+  (sql, params) =>
+    manager.query(sql, params) as Promise<unknown>;
 
 /** Column types both drivers hand over as JavaScript strings and numbers already. */
 const PLAIN_COLUMN_TYPES = new Set(['varchar', 'text', 'int']);
@@ -79,7 +95,7 @@ export class PluginsRepository {
    * write these two statements than the database took to run them (`npm run bench:profile`).
    * Backticks quote names on SQLite and MySQL alike; every value is a bound parameter.
    */
-  catalogue(filter: CatalogueFilter): Promise<{ total: number; plugins: UserPlugin[] }> {
+  async catalogue(filter: CatalogueFilter): Promise<{ total: number; plugins: UserPlugin[] }> {
     const conditions: string[] = [];
     const params: unknown[] = [];
     if (filter.status === 'pending') {
@@ -105,12 +121,10 @@ export class PluginsRepository {
       params.push(filter.type);
     }
     if (filter.q) {
-      const pattern = containsPattern(filter.q.toLowerCase());
-      conditions.push(
-        `(LOWER(\`name\`) LIKE ? ESCAPE '${LIKE_ESCAPE}' OR LOWER(\`description\`) LIKE ? ESCAPE '${LIKE_ESCAPE}'` +
-          ` OR LOWER(\`author\`) LIKE ? ESCAPE '${LIKE_ESCAPE}')`,
-      );
-      params.push(pattern, pattern, pattern);
+      const search = await this.searchCondition(filter.q);
+      if (search === null) return { total: 0, plugins: [] };
+      conditions.push(search.sql);
+      params.push(...search.params);
     }
     if (filter.minRating !== undefined && filter.minRating > 0) {
       // The shown mean is rounded half up to tenths: it is at least m exactly when the mean is at
@@ -119,13 +133,46 @@ export class PluginsRepository {
       params.push(Math.round(filter.minRating * 10) * 2 - 1);
     }
     if (filter.tag) {
-      conditions.push(`\`tags\` LIKE ? ESCAPE '${LIKE_ESCAPE}'`);
-      params.push(containsPattern(storedTag(filter.tag)));
+      conditions.push('`id` IN (SELECT t.`plugin_id` FROM `plugin_tags` t WHERE t.`tag` = ?)');
+      params.push(filter.tag);
     }
     return this.page(conditions.join(' AND '), params, filter, ORDER_BY[filter.sort]);
   }
 
-  /** A page of the matching rows, newest first, with the count over all pages. */
+  /**
+   * `q` through the search index (plugin-search-index.ts): null when no plugin can match. Up to
+   * three characters, the gram range is the answer; longer, the plugins with the query's rarest
+   * trigrams (a probe of a few bounded index ranges finds them) are checked for the text itself.
+   */
+  private async searchCondition(q: string): Promise<{ sql: string; params: unknown[] } | null> {
+    const plan = searchPlan(q);
+    if (plan.kind === 'range') {
+      return {
+        sql: '`id` IN (SELECT g.`plugin_id` FROM `plugin_grams` g WHERE g.`gram` >= ? AND g.`gram` < ?)',
+        params: [plan.from, plan.to],
+      };
+    }
+    const counts = await gramCounts((sql, params) => this.plugins.query(sql, params), probedGrams(plan.grams));
+    const rarest = [...counts.entries()].sort((a, b) => a[1] - b[1]).map(([gram]) => gram);
+    if (counts.get(rarest[0]) === 0) return null;
+    const [driving, ...others] = rarest.slice(0, 3);
+    return {
+      sql:
+        '`id` IN (SELECT g.`plugin_id` FROM `plugin_grams` g WHERE g.`gram` = ?)' +
+        others
+          .map(() => ' AND EXISTS (SELECT 1 FROM `plugin_grams` o WHERE o.`gram` = ? AND o.`plugin_id` = `user_plugins`.`id`)')
+          .join('') +
+        ' AND EXISTS (SELECT 1 FROM `plugin_search` s WHERE s.`plugin_id` = `user_plugins`.`id` AND ' +
+        '(INSTR(s.`name`, ?) > 0 OR INSTR(s.`description`, ?) > 0 OR INSTR(s.`author`, ?) > 0))',
+      params: [driving, ...others, plan.text, plan.text, plan.text],
+    };
+  }
+
+  /**
+   * A page of the matching rows, newest first, with the count over all pages. The page's ids
+   * are found first (from an index alone when one covers the filter, however deep the offset),
+   * and only those rows are read.
+   */
   private async page(
     where: string,
     params: unknown[],
@@ -137,8 +184,9 @@ export class PluginsRepository {
       params,
     )) as Array<{ cnt: number | string }>;
     const rows = (await this.plugins.query(
-      `SELECT ${this.listed().select} FROM \`user_plugins\` WHERE ${where} ` +
-        `ORDER BY ${orderBy} LIMIT ? OFFSET ?`,
+      `SELECT ${this.listed().select} FROM \`user_plugins\` WHERE \`id\` IN (SELECT \`id\` FROM ` +
+        `(SELECT \`id\` FROM \`user_plugins\` WHERE ${where} ORDER BY ${orderBy} LIMIT ? OFFSET ?) AS \`page\`) ` +
+        `ORDER BY ${orderBy}`,
       [...params, limit, offset],
     )) as Array<Record<string, unknown>>;
     return { total: Number(counted?.cnt ?? 0), plugins: rows.map((row) => this.fromRow(row)) };
@@ -213,6 +261,8 @@ export class PluginsRepository {
     // insert the id its rolled-back run was given.
     const result = await manager.insert(UserPlugin, { ...plugin });
     plugin.id = Number((result.identifiers[0] as { id: number | string }).id);
+    // Its search and tag index rows, in the same transaction.
+    await indexPlugins(runner(manager), [plugin]);
   }
 
   /**
@@ -224,13 +274,28 @@ export class PluginsRepository {
     return manager.findOneBy(UserPlugin, { id });
   }
 
+  /** A change to an indexed field (none of today's writes makes one) re-indexes the plugin. */
   async update(manager: EntityManager, id: number, values: Partial<UserPlugin>): Promise<void> {
     await manager.update(UserPlugin, { id }, values);
+    if (INDEXED_FIELDS.some((field) => values[field] !== undefined)) {
+      const plugin = await manager.findOneBy(UserPlugin, { id });
+      if (plugin) await reindexPlugin(runner(manager), plugin);
+    }
   }
 
   /** Its versions, approvals and ratings go with it (foreign keys); its audit entries stay. */
   async delete(manager: EntityManager, id: number): Promise<void> {
+    await unindexPlugin(runner(manager), id);
     await manager.delete(UserPlugin, { id });
+  }
+
+  /**
+   * Indexes the plugins that have no index rows (written by a replica on older code), a batch
+   * per transaction; how many. Run at start-up; the migration indexed the rest.
+   */
+  indexUnindexed(): Promise<number> {
+    const manager = this.plugins.manager;
+    return indexUnindexed(runner(manager), (work) => manager.transaction((inner) => work(runner(inner))));
   }
 
   /** What the manifest lists: approved, with a digest, and a file that is there and unaltered. */
