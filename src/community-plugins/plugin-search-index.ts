@@ -170,7 +170,13 @@ export async function indexUnindexed(
       'SELECT p.`id`, p.`name`, p.`description`, p.`author`, p.`tags` FROM `user_plugins` p ' +
         'WHERE NOT EXISTS (SELECT 1 FROM `plugin_search` s WHERE s.`plugin_id` = p.`id`) ' +
         `ORDER BY p.\`id\` LIMIT ${batch}`,
-    )) as Array<{ id: number | string; name: string; description: string; author: string; tags: string | null }>;
+    )) as Array<{
+      id: number | string;
+      name: string;
+      description: string;
+      author: string;
+      tags: string | null;
+    }>;
     if (rows.length === 0) return indexed;
     const plugins = rows.map((row) => ({
       id: Number(row.id),
