@@ -80,6 +80,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
   private running?: Promise<Reconciliation>;
   /** The start-up digest check, in the background. */
   private startDigests?: Promise<void>;
+  private stopping = false;
 
   constructor(
     private readonly storage: PluginStorage,
@@ -110,8 +111,12 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     }
   }
 
-  /** A pass under way (the start-up digest check included) finishes before the database closes. */
+  /**
+   * A pass under way finishes before the database closes; a digest check stops at the next
+   * file (the next pass does it again).
+   */
   async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
     clearInterval(this.timer);
     await this.startDigests;
     await this.running?.catch(() => undefined);
@@ -215,6 +220,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
    */
   private async checkDigests(result: Reconciliation): Promise<void> {
     for (const plugin of await this.plugins.approvedFiles()) {
+      if (this.stopping) return;
       if (plugin.sha256 === null) continue;
       const content = await this.storage.read(plugin.filePath);
       if (content === null && !(await this.storage.exists(plugin.filePath))) continue;
