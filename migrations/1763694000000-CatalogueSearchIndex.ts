@@ -38,31 +38,52 @@ export class CatalogueSearchIndex1763694000000 implements MigrationInterface {
       }),
       true,
     );
-    await queryRunner.createTable(
-      new Table({
-        name: 'plugin_grams',
-        columns: [
-          // Up to three characters of four UTF-8 bytes each, in hex.
-          { name: 'gram', type: 'varchar', length: '24', isPrimary: true, ...ascii },
-          { name: 'plugin_id', type: 'integer', isPrimary: true },
-        ],
-        foreignKeys: [toPlugin],
-        indices: [{ name: 'idx_plugin_grams_plugin_id', columnNames: ['plugin_id'] }],
-      }),
-      true,
-    );
-    await queryRunner.createTable(
-      new Table({
-        name: 'plugin_tags',
-        columns: [
-          { name: 'plugin_id', type: 'integer', isPrimary: true },
-          { name: 'tag', type: 'varchar', length: '32', isPrimary: true, ...ascii },
-        ],
-        foreignKeys: [toPlugin],
-        indices: [{ name: 'idx_plugin_tags_tag', columnNames: ['tag', 'plugin_id'] }],
-      }),
-      true,
-    );
+    if (mysql) {
+      await queryRunner.createTable(
+        new Table({
+          name: 'plugin_grams',
+          columns: [
+            // Up to three characters of four UTF-8 bytes each, in hex.
+            { name: 'gram', type: 'varchar', length: '24', isPrimary: true, ...ascii },
+            { name: 'plugin_id', type: 'integer', isPrimary: true },
+          ],
+          foreignKeys: [toPlugin],
+          indices: [{ name: 'idx_plugin_grams_plugin_id', columnNames: ['plugin_id'] }],
+        }),
+        true,
+      );
+      await queryRunner.createTable(
+        new Table({
+          name: 'plugin_tags',
+          columns: [
+            { name: 'plugin_id', type: 'integer', isPrimary: true },
+            { name: 'tag', type: 'varchar', length: '32', isPrimary: true, ...ascii },
+          ],
+          foreignKeys: [toPlugin],
+          indices: [{ name: 'idx_plugin_tags_tag', columnNames: ['tag', 'plugin_id'] }],
+        }),
+        true,
+      );
+    } else {
+      // WITHOUT ROWID: the primary key is the table, one b-tree instead of a table and an index
+      // (InnoDB tables are clustered on their primary key anyway).
+      await queryRunner.query(
+        'CREATE TABLE IF NOT EXISTS `plugin_grams` (`gram` varchar(24) NOT NULL, ' +
+          '`plugin_id` integer NOT NULL REFERENCES `user_plugins` (`id`) ON DELETE CASCADE, ' +
+          'PRIMARY KEY (`gram`, `plugin_id`)) WITHOUT ROWID',
+      );
+      await queryRunner.query(
+        'CREATE INDEX IF NOT EXISTS `idx_plugin_grams_plugin_id` ON `plugin_grams` (`plugin_id`)',
+      );
+      await queryRunner.query(
+        'CREATE TABLE IF NOT EXISTS `plugin_tags` (`plugin_id` integer NOT NULL ' +
+          'REFERENCES `user_plugins` (`id`) ON DELETE CASCADE, `tag` varchar(32) NOT NULL, ' +
+          'PRIMARY KEY (`plugin_id`, `tag`)) WITHOUT ROWID',
+      );
+      await queryRunner.query(
+        'CREATE INDEX IF NOT EXISTS `idx_plugin_tags_tag` ON `plugin_tags` (`tag`, `plugin_id`)',
+      );
+    }
 
     const plugins = await queryRunner.getTable('user_plugins');
     if (!plugins) return;
@@ -88,6 +109,7 @@ export class CatalogueSearchIndex1763694000000 implements MigrationInterface {
         ? 'DROP INDEX `idx_user_plugins_catalogue` ON `user_plugins`'
         : 'DROP INDEX IF EXISTS `idx_user_plugins_catalogue`',
     );
-    for (const table of ['plugin_tags', 'plugin_grams', 'plugin_search']) await queryRunner.dropTable(table, true);
+    for (const table of ['plugin_tags', 'plugin_grams', 'plugin_search'])
+      await queryRunner.dropTable(table, true);
   }
 }
