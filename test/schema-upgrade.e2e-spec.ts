@@ -176,17 +176,22 @@ describe('schema upgrade at start-up', () => {
     // An install from before: the plugin table in its old shape, holding rows, recorded as
     // migrated or not at all, and a users table from before admins existed.
     const runner = t.dataSource.createQueryRunner();
-    // The lifecycle tables (versions, ratings, the audit log) did not exist yet either.
+    // The lifecycle tables (versions, ratings, the audit log) and the catalogue's search and tag
+    // index did not exist yet either.
     for (const table of [
       'plugin_version_approvals',
       'plugin_versions',
       'plugin_ratings',
       'audit_log',
       'audit_chain',
+      'plugin_grams',
+      'plugin_tags',
+      'plugin_search',
     ]) {
       await runner.dropTable(table);
     }
     await t.dataSource.query('DELETE FROM migrations WHERE name = ?', ['PluginLifecycle1763692000000']);
+    await t.dataSource.query('DELETE FROM migrations WHERE name = ?', ['CatalogueSearchIndex1763694000000']);
     await runner.dropTable('user_plugins');
     await runner.createTable(
       new Table({

@@ -14,7 +14,7 @@
  * What `q=` means, on both databases alike: the lower-cased query is a substring of the
  * lower-cased name, description or author. For a query of up to three characters the gram
  * range is the exact answer (an occurrence starts a stored gram); a longer one is narrowed
- * to the plugins that have its rarest trigrams and then checked with INSTR on plugin_search.
+ * to the plugins that have its rarest trigram and then checked with INSTR on plugin_search.
  * See docs/decisions/catalogue-search-index.md for why this and not FTS5 or FULLTEXT.
  */
 
@@ -34,7 +34,7 @@ export interface IndexedPlugin {
 const GRAM_LENGTH = 3;
 const PROBED_GRAMS = 8;
 /** A gram counted up to this many plugins is as common as it gets for choosing. */
-const PROBE_CAP = 5000;
+const PROBE_CAP = 1000;
 /** Rows per INSERT statement (two or three parameters each). */
 const ROWS_PER_INSERT = 400;
 

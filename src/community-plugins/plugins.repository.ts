@@ -57,14 +57,29 @@ const PLAIN_COLUMN_TYPES = new Set(['varchar', 'text', 'int']);
 export const CATALOGUE_SORTS = ['newest', 'rating', 'name'] as const;
 export type CatalogueSort = (typeof CATALOGUE_SORTS)[number];
 
-const ORDER_BY: Record<CatalogueSort, string> = {
-  newest: '`created_at` DESC, `id` DESC',
+/** Each sort as terms and directions, ending in `id` so it is a total order that can be read backwards. */
+const ORDER_TERMS: Record<CatalogueSort, ReadonlyArray<readonly [string, 'ASC' | 'DESC']>> = {
+  newest: [
+    ['`created_at`', 'DESC'],
+    ['`id`', 'DESC'],
+  ],
   // The mean without dividing by zero; more ratings first among equal means.
-  rating:
-    'CASE WHEN `ratings_count` = 0 THEN 0 ELSE `rating_total` * 1.0 / `ratings_count` END DESC, ' +
-    '`ratings_count` DESC, `created_at` DESC, `id` DESC',
-  name: 'LOWER(`name`) ASC, `id` ASC',
+  rating: [
+    ['CASE WHEN `ratings_count` = 0 THEN 0 ELSE `rating_total` * 1.0 / `ratings_count` END', 'DESC'],
+    ['`ratings_count`', 'DESC'],
+    ['`created_at`', 'DESC'],
+    ['`id`', 'DESC'],
+  ],
+  name: [
+    ['LOWER(`name`)', 'ASC'],
+    ['`id`', 'ASC'],
+  ],
 };
+
+const orderBy = (sort: CatalogueSort, backwards = false): string =>
+  ORDER_TERMS[sort]
+    .map(([term, direction]) => `${term} ${backwards === (direction === 'ASC') ? 'DESC' : 'ASC'}`)
+    .join(', ');
 
 export interface CatalogueFilter {
   status: PluginStatus;
@@ -100,6 +115,7 @@ export class PluginsRepository {
   async catalogue(filter: CatalogueFilter): Promise<{ total: number; plugins: UserPlugin[] }> {
     const conditions: string[] = [];
     const params: unknown[] = [];
+    const narrowed = filter.q || filter.tag ? '+' : '';
     if (filter.status === 'pending') {
       // The admin queue: new plugins, approved plugins with a version waiting, and approved
       // plugins whose served file the current validator rules flag (issue 18's re-check).
@@ -110,10 +126,14 @@ export class PluginsRepository {
       );
       params.push(RULES_VERSION);
     } else {
-      conditions.push('`status` = ?');
+      // With q= or tag=, the unary plus keeps the planner off the status index, so it starts
+      // from the few plugins the search or tag index names rather than from every approved one
+      // (SQLite, without statistics, guessed the other way round).
+      conditions.push(`${narrowed}\`status\` = ?`);
       params.push(filter.status);
     }
-    if (filter.status === 'approved' && !filter.includeAltered) conditions.push('`file_altered_at` IS NULL');
+    if (filter.status === 'approved' && !filter.includeAltered)
+      conditions.push(`${narrowed}\`file_altered_at\` IS NULL`);
     if (filter.group) {
       conditions.push('`group` = ?');
       params.push(filter.group);
@@ -138,13 +158,48 @@ export class PluginsRepository {
       conditions.push('`id` IN (SELECT t.`plugin_id` FROM `plugin_tags` t WHERE t.`tag` = ?)');
       params.push(filter.tag);
     }
-    return this.page(conditions.join(' AND '), params, filter, ORDER_BY[filter.sort]);
+    const where = conditions.join(' AND ');
+    return narrowed
+      ? this.narrowedPage(where, params, filter, filter.sort)
+      : this.page(where, params, filter, filter.sort);
+  }
+
+  /**
+   * A page of a list narrowed by q= or tag=: its matches are few next to the catalogue, and one
+   * statement finds them, counts them (a window count, before LIMIT) and picks the page; the
+   * page's rows are read by id. Only a page past the end needs the count on its own.
+   */
+  private async narrowedPage(
+    where: string,
+    params: unknown[],
+    { limit, offset }: { limit: number; offset: number },
+    sort: CatalogueSort,
+  ): Promise<{ total: number; plugins: UserPlugin[] }> {
+    const found = (await this.plugins.query(
+      `SELECT \`id\`, COUNT(1) OVER () AS \`cnt\` FROM \`user_plugins\` WHERE ${where} ` +
+        `ORDER BY ${orderBy(sort)} LIMIT ? OFFSET ?`,
+      [...params, limit, offset],
+    )) as Array<{ id: number | string; cnt: number | string }>;
+    if (found.length === 0) {
+      if (offset === 0) return { total: 0, plugins: [] };
+      const [counted] = (await this.plugins.query(
+        `SELECT COUNT(1) AS \`cnt\` FROM \`user_plugins\` WHERE ${where}`,
+        params,
+      )) as Array<{ cnt: number | string }>;
+      return { total: Number(counted?.cnt ?? 0), plugins: [] };
+    }
+    const rows = (await this.plugins.query(
+      `SELECT ${this.listed().select} FROM \`user_plugins\` WHERE \`id\` IN (${found.map(() => '?').join(', ')}) ` +
+        `ORDER BY ${orderBy(sort)}`,
+      found.map((row) => row.id),
+    )) as Array<Record<string, unknown>>;
+    return { total: Number(found[0].cnt), plugins: rows.map((row) => this.fromRow(row)) };
   }
 
   /**
    * `q` through the search index (plugin-search-index.ts): null when no plugin can match. Up to
    * three characters, the gram range is the answer; longer, the plugins with the query's rarest
-   * trigrams (a probe of a few bounded index ranges finds them) are checked for the text itself.
+   * trigram (a probe of a few bounded index ranges finds it) are checked for the text itself.
    */
   private async searchCondition(q: string): Promise<{ sql: string; params: unknown[] } | null> {
     const plan = searchPlan(q);
@@ -158,46 +213,46 @@ export class PluginsRepository {
       (sql, params) => this.plugins.query(sql, params),
       probedGrams(plan.grams),
     );
-    const rarest = [...counts.entries()].sort((a, b) => a[1] - b[1]).map(([gram]) => gram);
-    if (counts.get(rarest[0]) === 0) return null;
-    const [driving, ...others] = rarest.slice(0, 3);
+    const [rarest, fewest] = [...counts.entries()].sort((a, b) => a[1] - b[1])[0];
+    if (fewest === 0) return null;
+    // One subquery that does not refer to the outer row: run once, not once per plugin.
     return {
       sql:
-        '`id` IN (SELECT g.`plugin_id` FROM `plugin_grams` g WHERE g.`gram` = ?)' +
-        others
-          .map(
-            () =>
-              ' AND EXISTS (SELECT 1 FROM `plugin_grams` o WHERE o.`gram` = ? AND o.`plugin_id` = `user_plugins`.`id`)',
-          )
-          .join('') +
-        ' AND EXISTS (SELECT 1 FROM `plugin_search` s WHERE s.`plugin_id` = `user_plugins`.`id` AND ' +
+        '`id` IN (SELECT s.`plugin_id` FROM `plugin_search` s WHERE s.`plugin_id` IN ' +
+        '(SELECT g.`plugin_id` FROM `plugin_grams` g WHERE g.`gram` = ?) AND ' +
         '(INSTR(s.`name`, ?) > 0 OR INSTR(s.`description`, ?) > 0 OR INSTR(s.`author`, ?) > 0))',
-      params: [driving, ...others, plan.text, plan.text, plan.text],
+      params: [rarest, plan.text, plan.text, plan.text],
     };
   }
 
   /**
    * A page of the matching rows, newest first, with the count over all pages. The page's ids
-   * are found first (from an index alone when one covers the filter, however deep the offset),
-   * and only those rows are read.
+   * are found first (from an index alone when one covers the filter) and only those rows are
+   * read. A page past the middle is found from the other end, so the last page costs what the
+   * first does; a page past the end costs nothing more than the count.
    */
   private async page(
     where: string,
     params: unknown[],
     { limit, offset }: { limit: number; offset: number },
-    orderBy: string = ORDER_BY.newest,
+    sort: CatalogueSort = 'newest',
   ): Promise<{ total: number; plugins: UserPlugin[] }> {
     const [counted] = (await this.plugins.query(
       `SELECT COUNT(1) AS \`cnt\` FROM \`user_plugins\` WHERE ${where}`,
       params,
     )) as Array<{ cnt: number | string }>;
+    const total = Number(counted?.cnt ?? 0);
+    if (offset >= total) return { total, plugins: [] };
+    const fromEnd = Math.max(0, total - offset - limit);
+    const backwards = fromEnd < offset;
+    const window = backwards ? { limit: total - offset - fromEnd, offset: fromEnd } : { limit, offset };
     const rows = (await this.plugins.query(
       `SELECT ${this.listed().select} FROM \`user_plugins\` WHERE \`id\` IN (SELECT \`id\` FROM ` +
-        `(SELECT \`id\` FROM \`user_plugins\` WHERE ${where} ORDER BY ${orderBy} LIMIT ? OFFSET ?) AS \`page\`) ` +
-        `ORDER BY ${orderBy}`,
-      [...params, limit, offset],
+        `(SELECT \`id\` FROM \`user_plugins\` WHERE ${where} ORDER BY ${orderBy(sort, backwards)} ` +
+        `LIMIT ? OFFSET ?) AS \`page\`) ORDER BY ${orderBy(sort)}`,
+      [...params, window.limit, window.offset],
     )) as Array<Record<string, unknown>>;
-    return { total: Number(counted?.cnt ?? 0), plugins: rows.map((row) => this.fromRow(row)) };
+    return { total, plugins: rows.map((row) => this.fromRow(row)) };
   }
 
   /** The listed columns' metadata, found once: TypeORM searches a list on every lookup. */
