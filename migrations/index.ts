@@ -9,7 +9,8 @@ import { PluginFileMissing1763683850000 } from './1763683850000-PluginFileMissin
 import { CreateInstallation1763683860000 } from './1763683860000-CreateInstallation';
 import { PluginLifecycle1763692000000 } from './1763692000000-PluginLifecycle';
 import { CreatePluginRechecks1763693000000 } from './1763693000000-CreatePluginRechecks';
-import { PluginNameKey1763694000000 } from './1763694000000-PluginNameKey';
+import { CatalogueSearchIndex1763694000000 } from './1763694000000-CatalogueSearchIndex';
+import { PluginNameKey1763695000000 } from './1763695000000-PluginNameKey';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -24,5 +25,6 @@ export const migrations = [
   CreateInstallation1763683860000,
   PluginLifecycle1763692000000,
   CreatePluginRechecks1763693000000,
-  PluginNameKey1763694000000,
+  CatalogueSearchIndex1763694000000,
+  PluginNameKey1763695000000,
 ];

@@ -12,7 +12,7 @@ import {
 import { SmtpSink } from './helpers/smtp-sink';
 import { bootApp, createTestApp, TestApp } from './helpers/test-app';
 
-const MIGRATION = 'PluginNameKey1763694000000';
+const MIGRATION = 'PluginNameKey1763695000000';
 
 /** Plugin names compare as user names do: NFKC and case folding, on both databases (issue 21). */
 describe('plugin names', () => {

@@ -177,7 +177,9 @@ describe('schema upgrade at start-up', () => {
     // An install from before: the plugin table in its old shape, holding rows, recorded as
     // migrated or not at all, and a users table from before admins existed.
     const runner = t.dataSource.createQueryRunner();
-    // The lifecycle tables (versions, ratings, the audit log) did not exist yet either.
+    // The lifecycle tables (versions, ratings, the audit log), the re-checks and the catalogue's
+    // search and tag index did not exist yet either (and MariaDB drops no table another one's
+    // foreign key names).
     for (const table of [
       'plugin_rechecks',
       'plugin_version_approvals',
@@ -185,13 +187,19 @@ describe('schema upgrade at start-up', () => {
       'plugin_ratings',
       'audit_log',
       'audit_chain',
+      'plugin_grams',
+      'plugin_tags',
+      'plugin_search',
     ]) {
       await runner.dropTable(table);
     }
-    await t.dataSource.query('DELETE FROM migrations WHERE name IN (?, ?)', [
+    for (const migration of [
       'PluginLifecycle1763692000000',
       'CreatePluginRechecks1763693000000',
-    ]);
+      'CatalogueSearchIndex1763694000000',
+    ]) {
+      await t.dataSource.query('DELETE FROM migrations WHERE name = ?', [migration]);
+    }
     await runner.dropTable('user_plugins');
     await runner.createTable(
       new Table({
@@ -389,6 +397,15 @@ describe('schema upgrade at start-up', () => {
           ratings_count: 0,
         },
       ]);
+      // Indexed at this start (the table lacked tags when the index migration ran): q= finds them.
+      const searched = await first
+        .http()
+        .get('/api/v1/community-plugins/?q=TRUSTED')
+        .set(auth(alice))
+        .expect(200);
+      expect(
+        (searched.body as { data: { plugins: Row[] } }).data.plugins.map((plugin) => plugin.name),
+      ).toEqual(['Legacy approved']);
       const source = await first
         .http()
         .get(`/api/v1/community-plugins/${String(oldPluginRows[0].id)}/source/`)

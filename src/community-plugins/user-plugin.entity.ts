@@ -12,10 +12,9 @@ import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
 /** Room for the most tags with their commas: `,` + 10 x (32 + `,`). */
 const TAGS_COLUMN_LENGTH = 1 + MAX_TAGS * (TAG_MAX_LENGTH + 1) + 9;
 
-/** The stored form of a tag list, and the LIKE pattern body that finds one tag in it. */
+/** The stored form of a tag list (the views read it; `tag=` reads plugin_tags). */
 export const storedTags = (tags: readonly string[]): string =>
   tags.length === 0 ? '' : `,${tags.join(',')},`;
-export const storedTag = (tag: string): string => `,${tag},`;
 
 const TAGS_TRANSFORMER = {
   to: (tags: readonly string[] | undefined) => (tags === undefined ? undefined : storedTags(tags)),
@@ -83,7 +82,10 @@ export class UserPlugin {
   @Column({ type: 'varchar', length: VERSION_MAX_LENGTH, default: DEFAULT_VERSION })
   version!: string;
 
-  /** Stored as `,tag1,tag2,` (empty for none), so one LIKE finds a whole tag on every database. */
+  /**
+   * Stored as `,tag1,tag2,` (empty for none), in their order, for the views; `tag=` finds a
+   * plugin through its rows in plugin_tags (plugin-search-index.ts), written with this column.
+   */
   @Column({ type: 'varchar', length: TAGS_COLUMN_LENGTH, default: '', transformer: TAGS_TRANSFORMER })
   tags!: string[];
 

@@ -6,8 +6,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * the keys are filled in at start-up (src/community-plugins/plugin-name-keys.ts), which also
  * completes an older table that the schema upgrade gave the column.
  */
-export class PluginNameKey1763694000000 implements MigrationInterface {
-  name = 'PluginNameKey1763694000000';
+export class PluginNameKey1763695000000 implements MigrationInterface {
+  name = 'PluginNameKey1763695000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const mysql = queryRunner.connection.driver.options.type === 'mysql';
