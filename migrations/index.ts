@@ -9,6 +9,7 @@ import { PluginFileMissing1763683850000 } from './1763683850000-PluginFileMissin
 import { CreateInstallation1763683860000 } from './1763683860000-CreateInstallation';
 import { PluginLifecycle1763692000000 } from './1763692000000-PluginLifecycle';
 import { CreatePluginRechecks1763693000000 } from './1763693000000-CreatePluginRechecks';
+import { AccountLock1763694000000 } from './1763694000000-AccountLock';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -23,4 +24,5 @@ export const migrations = [
   CreateInstallation1763683860000,
   PluginLifecycle1763692000000,
   CreatePluginRechecks1763693000000,
+  AccountLock1763694000000,
 ];

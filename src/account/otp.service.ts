@@ -10,7 +10,10 @@ import { isValidOtp, newOtpSecret, otpFor } from './otp';
 export const OTP_LIFETIME_MS = 300_000;
 /** Failed checks allowed per issued OTP, across verify/otp and new-password together. */
 export const MAX_OTP_FAILURES = 5;
-/** OTPs one account may be sent: per hour window and per day window. */
+/**
+ * New codes one account may be given: per hour window and per day window. A request while a
+ * code is pending mails that code again and is not a new code (see OtpService.issue).
+ */
 export const OTP_ISSUE_LIMITS = { perHour: 5, perDay: 10 } as const;
 
 const HOUR_MS = 3_600_000;
@@ -21,10 +24,20 @@ export interface CheckedOtp {
   secret: string;
 }
 
+/** The code to mail: a new one, or the pending one again; it dies at `expiresAt`. */
+export interface IssuedOtp {
+  otp: string;
+  fresh: boolean;
+  expiresAt: Date;
+}
+
 /**
  * The life of a password-reset OTP. An OTP exists only once issued, lives 300 s and allows
- * MAX_OTP_FAILURES failed checks; only a new issue (itself bounded per hour and per day)
- * gives a new budget. Every step is one conditional UPDATE, so the bounds hold across
+ * MAX_OTP_FAILURES failed checks. While one is pending (issued less than 300 s ago, not used,
+ * failures left) a request never replaces it: the same code is mailed again, so a stranger's
+ * requests cannot kill the code its owner received. A new code (a new failure budget) is
+ * made only when none is pending, at most OTP_ISSUE_LIMITS times an hour and a day. Every
+ * step holds the user's row lock or is one conditional UPDATE, so the bounds hold across
  * requests running at once, in every process, on both databases.
  */
 @Injectable()
@@ -34,30 +47,45 @@ export class OtpService {
     private readonly clock: Clock,
   ) {}
 
-  /** A fresh secret per issue, so each OTP is a new random code and the previous one dies. */
-  async issue(manager: EntityManager, userId: number): Promise<{ otp: string }> {
-    const now = this.clock.now();
-    const secret = newOtpSecret();
-    const issued = await this.users.issueOtp(manager, userId, {
-      secret,
-      now,
-      hourAgo: new Date(now.getTime() - HOUR_MS),
-      dayAgo: new Date(now.getTime() - DAY_MS),
-      ...OTP_ISSUE_LIMITS,
-    });
-    if (!issued) throw tooManyRequests(await this.untilIssuable(manager, userId, now));
-    return { otp: await otpFor(secret, now) };
-  }
-
-  /** When the windows that refused an issue have ended, for Retry-After. */
-  private async untilIssuable(manager: EntityManager, userId: number, now: Date): Promise<number> {
+  /**
+   * The pending code, or a new one (fresh secret) when none is pending and the issue windows
+   * allow it; 429 otherwise. Takes the user's row lock, so requests at once see one pending
+   * code: the first makes it, the others mail it again.
+   */
+  async issue(manager: EntityManager, userId: number): Promise<IssuedOtp> {
+    await this.users.lockUser(manager, userId);
     const user = await this.users.findById(userId, manager);
-    const ends = [now.getTime()];
-    if (user?.otpHourStart && user.otpHourCount >= OTP_ISSUE_LIMITS.perHour)
-      ends.push(user.otpHourStart.getTime() + HOUR_MS);
-    if (user?.otpDayStart && user.otpDayCount >= OTP_ISSUE_LIMITS.perDay)
-      ends.push(user.otpDayStart.getTime() + DAY_MS);
-    return Math.max(...ends) - now.getTime();
+    if (!user) throw new Error(`user ${userId} vanished while an OTP was issued`);
+    const now = this.clock.now();
+    if (isPending(user, now)) {
+      return {
+        otp: await otpFor(user.otpSecretKey, user.otpIssuedAt!),
+        fresh: false,
+        expiresAt: new Date(user.otpIssuedAt!.getTime() + OTP_LIFETIME_MS),
+      };
+    }
+    const hourOpen = !user.otpHourStart || user.otpHourStart.getTime() <= now.getTime() - HOUR_MS;
+    const dayOpen = !user.otpDayStart || user.otpDayStart.getTime() <= now.getTime() - DAY_MS;
+    const ends: number[] = [];
+    if (!hourOpen && user.otpHourCount >= OTP_ISSUE_LIMITS.perHour)
+      ends.push(user.otpHourStart!.getTime() + HOUR_MS);
+    if (!dayOpen && user.otpDayCount >= OTP_ISSUE_LIMITS.perDay)
+      ends.push(user.otpDayStart!.getTime() + DAY_MS);
+    if (ends.length > 0) throw tooManyRequests(Math.max(...ends) - now.getTime());
+    const secret = newOtpSecret();
+    await this.users.writeOtpIssue(manager, userId, {
+      secret,
+      issuedAt: now,
+      hourStart: hourOpen ? now : user.otpHourStart!,
+      hourCount: hourOpen ? 1 : user.otpHourCount + 1,
+      dayStart: dayOpen ? now : user.otpDayStart!,
+      dayCount: dayOpen ? 1 : user.otpDayCount + 1,
+    });
+    return {
+      otp: await otpFor(secret, now),
+      fresh: true,
+      expiresAt: new Date(now.getTime() + OTP_LIFETIME_MS),
+    };
   }
 
   /**
@@ -90,4 +118,13 @@ export class OtpService {
       otpSecretKey: newOtpSecret(),
     });
   }
+}
+
+/** Issued less than OTP_LIFETIME_MS ago, not used, with failed checks left. */
+function isPending(user: User, now: Date): boolean {
+  return (
+    user.otpIssuedAt !== null &&
+    user.otpIssuedAt.getTime() > now.getTime() - OTP_LIFETIME_MS &&
+    user.otpFailedAttempts < MAX_OTP_FAILURES
+  );
 }

@@ -67,6 +67,13 @@ export class User {
   @Column({ name: 'otp_day_count', type: 'int', default: 0 })
   otpDayCount!: number;
 
+  /**
+   * Set when the account passed the bound on failed logins (see AccountLocks): login is
+   * refused until the owner sets a new password through the OTP mail, which clears it.
+   */
+  @Column({ name: 'locked_at', type: 'datetime', precision: 3, nullable: true })
+  lockedAt!: Date | null;
+
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 }
