@@ -11,10 +11,12 @@ export const OTP_LIFETIME_MS = 300_000;
 /** Failed checks allowed per issued OTP, across verify/otp and new-password together. */
 export const MAX_OTP_FAILURES = 5;
 /**
- * New codes one account may be given: per hour window and per day window. A request while a
- * code is pending mails that code again and is not a new code (see OtpService.issue).
+ * Failed checks one account's codes may take, per hour window and per day window: the bound
+ * on guesses. A new code is made only if its MAX_OTP_FAILURES still fit both, so a code that
+ * expired or was used without wrong guesses costs nothing, and neither do requests that mail
+ * the pending code again (see OtpService.issue).
  */
-export const OTP_ISSUE_LIMITS = { perHour: 5, perDay: 10 } as const;
+export const OTP_FAILURE_BUDGET = { perHour: 25, perDay: 50 } as const;
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -36,7 +38,7 @@ export interface IssuedOtp {
  * MAX_OTP_FAILURES failed checks. While one is pending (issued less than 300 s ago, not used,
  * failures left) a request never replaces it: the same code is mailed again, so a stranger's
  * requests cannot kill the code its owner received. A new code (a new failure budget) is
- * made only when none is pending, at most OTP_ISSUE_LIMITS times an hour and a day. Every
+ * made only when none is pending and its failures fit OTP_FAILURE_BUDGET. Every
  * step holds the user's row lock or is one conditional UPDATE, so the bounds hold across
  * requests running at once, in every process, on both databases.
  */
@@ -64,22 +66,23 @@ export class OtpService {
         expiresAt: new Date(user.otpIssuedAt!.getTime() + OTP_LIFETIME_MS),
       };
     }
-    const hourOpen = !user.otpHourStart || user.otpHourStart.getTime() <= now.getTime() - HOUR_MS;
-    const dayOpen = !user.otpDayStart || user.otpDayStart.getTime() <= now.getTime() - DAY_MS;
+    // The failed checks of the code being replaced join the windows now (a used code has none).
+    const spent = user.otpIssuedAt ? user.otpFailedAttempts : 0;
+    const hour = withFailures(user.otpHourStart, user.otpHourCount, HOUR_MS, now, spent);
+    const day = withFailures(user.otpDayStart, user.otpDayCount, DAY_MS, now, spent);
     const ends: number[] = [];
-    if (!hourOpen && user.otpHourCount >= OTP_ISSUE_LIMITS.perHour)
-      ends.push(user.otpHourStart!.getTime() + HOUR_MS);
-    if (!dayOpen && user.otpDayCount >= OTP_ISSUE_LIMITS.perDay)
-      ends.push(user.otpDayStart!.getTime() + DAY_MS);
+    if (hour.count + MAX_OTP_FAILURES > OTP_FAILURE_BUDGET.perHour) ends.push(hour.start.getTime() + HOUR_MS);
+    if (day.count + MAX_OTP_FAILURES > OTP_FAILURE_BUDGET.perDay) ends.push(day.start.getTime() + DAY_MS);
+    // Refused, the pending (spent) code stays as it is: its failures are counted when it is replaced.
     if (ends.length > 0) throw tooManyRequests(Math.max(...ends) - now.getTime());
     const secret = newOtpSecret();
     await this.users.writeOtpIssue(manager, userId, {
       secret,
       issuedAt: now,
-      hourStart: hourOpen ? now : user.otpHourStart!,
-      hourCount: hourOpen ? 1 : user.otpHourCount + 1,
-      dayStart: dayOpen ? now : user.otpDayStart!,
-      dayCount: dayOpen ? 1 : user.otpDayCount + 1,
+      hourStart: hour.start,
+      hourCount: hour.count,
+      dayStart: day.start,
+      dayCount: day.count,
     });
     return {
       otp: await otpFor(secret, now),
@@ -118,6 +121,18 @@ export class OtpService {
       otpSecretKey: newOtpSecret(),
     });
   }
+}
+
+/** A failure window with `failures` added: a window that has ended starts again now. */
+function withFailures(
+  start: Date | null,
+  count: number,
+  lengthMs: number,
+  now: Date,
+  failures: number,
+): { start: Date; count: number } {
+  if (!start || start.getTime() <= now.getTime() - lengthMs) return { start: now, count: failures };
+  return { start, count: count + failures };
 }
 
 /** Issued less than OTP_LIFETIME_MS ago, not used, with failed checks left. */

@@ -53,14 +53,14 @@ export class User {
   @Column({ name: 'otp_failed_attempts', type: 'int', default: 0 })
   otpFailedAttempts!: number;
 
-  /** OTPs issued in the hour window that started at otpHourStart. */
+  /** Failed checks of replaced OTPs in the hour window that started at otpHourStart (see OtpService.issue). */
   @Column({ name: 'otp_hour_start', type: 'datetime', precision: 3, nullable: true })
   otpHourStart!: Date | null;
 
   @Column({ name: 'otp_hour_count', type: 'int', default: 0 })
   otpHourCount!: number;
 
-  /** OTPs issued in the day window that started at otpDayStart. */
+  /** Failed checks of replaced OTPs in the day window that started at otpDayStart. */
   @Column({ name: 'otp_day_start', type: 'datetime', precision: 3, nullable: true })
   otpDayStart!: Date | null;
 
