@@ -10,6 +10,8 @@ export class AccountLock1763694000000 implements MigrationInterface {
   name = 'AccountLock1763694000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
+    // Runs again cleanly when its record is gone (or the start-up schema upgrade added it).
+    if (await queryRunner.hasColumn('users', 'locked_at')) return;
     const mysql = queryRunner.connection.driver.options.type === 'mysql';
     await queryRunner.query(
       `ALTER TABLE users ADD COLUMN locked_at ${mysql ? 'datetime(3) NULL' : 'datetime'}`,
@@ -17,6 +19,7 @@ export class AccountLock1763694000000 implements MigrationInterface {
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    if (!(await queryRunner.hasColumn('users', 'locked_at'))) return;
     await queryRunner.query('ALTER TABLE users DROP COLUMN locked_at');
   }
 }
