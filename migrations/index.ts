@@ -11,6 +11,7 @@ import { PluginLifecycle1763692000000 } from './1763692000000-PluginLifecycle';
 import { CreatePluginRechecks1763693000000 } from './1763693000000-CreatePluginRechecks';
 import { CatalogueSearchIndex1763694000000 } from './1763694000000-CatalogueSearchIndex';
 import { PluginNameKey1763695000000 } from './1763695000000-PluginNameKey';
+import { AccountLock1763696000000 } from './1763696000000-AccountLock';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   CreatePluginRechecks1763693000000,
   CatalogueSearchIndex1763694000000,
   PluginNameKey1763695000000,
+  AccountLock1763696000000,
 ];
