@@ -135,6 +135,7 @@ const USER_COLUMNS = [
   'otp_hour_count',
   'otp_day_start',
   'otp_day_count',
+  'locked_at',
   'created_at',
 ];
 

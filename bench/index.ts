@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: the app against a bare node:http baseline and against the bcrypt limit,
  * the response time of generate/confirm_email for known and unknown addresses, then the
- * validator benchmark. Prints; writes nothing into the repository.
+ * validator benchmark, then the catalogue at scale (bench/catalogue-scale.ts). Prints; writes
+ * nothing into the repository.
  *
  * Environment (all optional):
  *   BENCH_DATABASE_URL  mysql://user:pass@host:3306/db: a database of its own; it is EMPTIED
@@ -9,9 +10,13 @@
  *   BENCH_BCRYPT_COST   bcrypt cost of the app and of the limit (default 12, the app's default).
  *   BENCH_DURATION      seconds per measured run (default 6; logins run 10 s at least).
  *   BENCH_CONNECTIONS   concurrent connections of the GET and upload runs (default 10).
+ *   BENCH_CATALOGUE_PLUGINS  approved plugins of the catalogue-at-scale part (default 100000).
+ *   BENCH_CATALOGUE_SAMPLES  requests measured per catalogue-at-scale row (default 200).
  * Arguments: --json <file> also writes the figures as JSON; --skip-validator leaves the
- * validator benchmark out; --only upload or --only login runs that part alone (the upload run;
- * or the login run and GET sessions beside 20 logins/s, app and baseline) and prints its rows.
+ * validator benchmark out, --skip-catalogue-scale the catalogue at scale; --only upload or
+ * --only login runs that part alone (the upload run; or the login run and GET sessions beside
+ * 20 logins/s, app and baseline) and prints its rows; --only catalogue runs the catalogue at
+ * scale alone.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
@@ -27,6 +32,7 @@ import type { LoadResult, LoadSpec, RawLoad } from './load-spec';
 import { BenchReport, ScenarioRow, scenarioTable, summaryLines } from './report';
 import { BENCH_PASSWORD, login, seed } from './seed';
 import { formatBenchTable, generatePlugin, runValidatorBench } from './validator.bench';
+import { CatalogueScaleReport, formatCatalogueScale, measureCatalogueScale } from './catalogue-scale';
 
 const SESSIONS_PER_USER = 10;
 const APPROVED_PLUGINS = 200;
@@ -76,8 +82,28 @@ async function main(): Promise<void> {
     progress(`measuring one bcrypt compare at cost ${bcryptCost}`);
     const bcrypt = await measureBcryptLimit(bcryptCost);
     const only = argument('--only');
+    const catalogueScale = async (): Promise<CatalogueScaleReport> => {
+      const scaleDir = join(workDir, 'catalogue-scale');
+      if (databaseUrl) await emptyDatabase(databaseUrl);
+      const scaleConfig = benchConfig(scaleDir, databaseUrl, { BCRYPT_COST: String(bcryptCost) });
+      const scale = await measureCatalogueScale(scaleConfig, {
+        plugins: positiveInteger('BENCH_CATALOGUE_PLUGINS', 100_000),
+        bcryptCost,
+        samples: positiveInteger('BENCH_CATALOGUE_SAMPLES', 200),
+        startups: 3,
+        progress,
+      });
+      console.log(`\n${formatCatalogueScale(scale)}`);
+      return scale;
+    };
+    if (only === 'catalogue') {
+      const scale = await catalogueScale();
+      if (jsonFile)
+        writeFileSync(jsonFile, JSON.stringify({ database, catalogueScale: scale }, null, 2) + '\n');
+      return;
+    }
     if (only !== undefined) {
-      if (only !== 'upload' && only !== 'login') throw new Error('--only takes upload or login');
+      if (only !== 'upload' && only !== 'login') throw new Error('--only takes upload, login or catalogue');
       await measureOnly(config, only, { database, duration, connections, bcrypt });
       return;
     }
@@ -119,8 +145,12 @@ async function main(): Promise<void> {
       console.log("\nvalidator (through the server's worker pool, no HTTP)");
       console.log(formatBenchTable(validator));
     }
+    const scale = process.argv.includes('--skip-catalogue-scale') ? null : await catalogueScale();
     if (jsonFile) {
-      writeFileSync(jsonFile, JSON.stringify({ ...report, confirmTiming, validator }, null, 2) + '\n');
+      writeFileSync(
+        jsonFile,
+        JSON.stringify({ ...report, confirmTiming, validator, catalogueScale: scale }, null, 2) + '\n',
+      );
     }
 
     const failed = Object.values(report.rows)
@@ -248,6 +278,7 @@ async function measure(
     const seeded = await seed(app.origin, app.dataSource, {
       sessions: SESSIONS_PER_USER,
       approvedPlugins: APPROVED_PLUGINS,
+      bcryptCost: bcrypt.cost,
     });
     const baseline = await startBaseline(config);
     try {

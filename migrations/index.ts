@@ -8,6 +8,10 @@ import { PluginVersionAndTags1763683800000 } from './1763683800000-PluginVersion
 import { PluginFileMissing1763683850000 } from './1763683850000-PluginFileMissing';
 import { CreateInstallation1763683860000 } from './1763683860000-CreateInstallation';
 import { PluginLifecycle1763692000000 } from './1763692000000-PluginLifecycle';
+import { CreatePluginRechecks1763693000000 } from './1763693000000-CreatePluginRechecks';
+import { CatalogueSearchIndex1763694000000 } from './1763694000000-CatalogueSearchIndex';
+import { PluginNameKey1763695000000 } from './1763695000000-PluginNameKey';
+import { AccountLock1763696000000 } from './1763696000000-AccountLock';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -21,4 +25,8 @@ export const migrations = [
   PluginFileMissing1763683850000,
   CreateInstallation1763683860000,
   PluginLifecycle1763692000000,
+  CreatePluginRechecks1763693000000,
+  CatalogueSearchIndex1763694000000,
+  PluginNameKey1763695000000,
+  AccountLock1763696000000,
 ];

@@ -17,7 +17,7 @@ import { LoggingModule } from './logging/logging.module';
 import { MailModule } from './mail/mail.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
-import { SCHEMA_UPGRADED_ENTITIES } from './schema-upgraded-entities';
+import { SCHEMA_UPGRADE } from './schema-upgraded-entities';
 import { SessionsModule } from './sessions/sessions.module';
 import { TargetsModule } from './targets/targets.module';
 import { UsersModule } from './users/users.module';
@@ -31,7 +31,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggingModule,
         CommonModule,
-        DatabaseModule.forRoot({ upgradedEntities: SCHEMA_UPGRADED_ENTITIES, migrate: 'at-start' }),
+        DatabaseModule.forRoot({ upgrade: SCHEMA_UPGRADE, migrate: 'at-start' }),
         OutboxModule,
         AuditModule,
         AuditApiModule,

@@ -1,4 +1,5 @@
-import type { UpgradedEntity } from './database/schema-upgrade';
+import type { SchemaUpgrade } from './database/schema-upgrade';
+import { completePluginNameKeys } from './community-plugins/plugin-name-keys';
 import { UserPlugin } from './community-plugins/user-plugin.entity';
 import { User } from './users/user.entity';
 
@@ -6,4 +7,7 @@ import { User } from './users/user.entity';
  * The tables whose older shapes exist in the field and are brought up to date at every
  * start that migrates, by the API and svc-admin alike (svc-admin loads no plugin module).
  */
-export const SCHEMA_UPGRADED_ENTITIES: readonly UpgradedEntity[] = [User, UserPlugin];
+export const SCHEMA_UPGRADE: SchemaUpgrade = {
+  entities: [User, UserPlugin],
+  steps: [completePluginNameKeys],
+};

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { otpFor } from '../src/account/otp';
-import { MAX_OTP_FAILURES, OTP_ISSUE_LIMITS, OTP_LIFETIME_MS } from '../src/account/otp.service';
+import { MAX_OTP_FAILURES, OTP_FAILURE_BUDGET, OTP_LIFETIME_MS } from '../src/account/otp.service';
 import {
   activate,
   login,
@@ -139,46 +139,68 @@ describe('account hardening', () => {
       ).toEqual(ok('Password Change Successful'));
     });
 
-    it(`is issued at most ${OTP_ISSUE_LIMITS.perHour} times an hour and ${OTP_ISSUE_LIMITS.perDay} a day per account, also when requested at once`, async () => {
+    it('is not replaced while pending: requests at once mail one code again and again', async () => {
       // Registered only: signing up would spend an issue on the confirmation's password reset.
-      const user = newUser('otpissue');
+      const user = newUser('otppending');
       await register(t, user);
       const burst = await Promise.all(
-        Array.from({ length: OTP_ISSUE_LIMITS.perHour + 3 }, (_, i) =>
-          // The account by email and by name: one budget.
+        Array.from({ length: 8 }, (_, i) =>
+          // The account by email and by name: one pending code.
           post('generate/otp/', { emailOrUsername: i % 2 ? user.email : user.username.toUpperCase() }),
         ),
       );
-      const sent = burst.filter((answer) => answer.status === 200);
-      expect(sent.map((answer) => answer.body)).toEqual(
-        Array(OTP_ISSUE_LIMITS.perHour).fill(ok('Otp Send Successful')),
+      expect(burst.map((answer) => [answer.status, answer.body])).toEqual(
+        Array(8).fill([200, ok('Otp Send Successful')]),
       );
-      for (const refused of burst.filter((answer) => answer.status !== 200)) {
-        expect([refused.status, refused.body]).toEqual([429, accountFail('Too many requests')]);
-        const retryAfter = Number(refused.headers['retry-after']);
-        expect(retryAfter).toBeGreaterThan(HOUR_MS / 1000 - 60);
-        expect(retryAfter).toBeLessThanOrEqual(HOUR_MS / 1000);
-      }
-      // The OTP issued last is still good: refusals do not touch it. Mails of a burst may
-      // arrive in any order, so each mailed code is tried (the wrong ones stay within the budget).
       await t.deliverMail();
       const mailed = smtp.received
         .filter((mail) => mail.to.includes(user.email) && mail.subject === 'OTP for Password Change')
         .map((mail) => /\b(\d{6})\b/.exec(mail.text)![1]);
-      expect(mailed).toHaveLength(OTP_ISSUE_LIMITS.perHour);
-      const verdicts: string[] = [];
-      for (const otp of mailed) {
-        verdicts.push((await post('verify/otp/', { emailOrUsername: user.email, otp })).body.message);
-      }
-      expect(verdicts.filter((verdict) => verdict === 'OTP Verified')).toHaveLength(1);
+      expect(mailed).toHaveLength(8);
+      expect(new Set(mailed).size).toBe(1);
+      expect((await post('verify/otp/', { emailOrUsername: user.email, otp: mailed[0] })).body).toEqual(
+        ok('OTP Verified'),
+      );
+    });
+
+    it(`gives an account's codes at most ${OTP_FAILURE_BUDGET.perHour} failed checks an hour window and ${OTP_FAILURE_BUDGET.perDay} a day window`, async () => {
+      const user = newUser('otpbudget');
+      await register(t, user);
+      /** Codes made and spent (5 wrong guesses each) until a new one is refused. */
+      const spendUntilRefused = async () => {
+        for (let codes = 0; ; codes += 1) {
+          const answer = await post('generate/otp/', { emailOrUsername: user.email });
+          if (answer.status !== 200) return { codes, refused: answer };
+          const otp = await mailedOtp(t, smtp, user.email);
+          for (let i = 1; i <= MAX_OTP_FAILURES; i += 1) {
+            expect(
+              (await post('verify/otp/', { emailOrUsername: user.email, otp: wrong(otp, i) })).body,
+            ).toEqual(accountFail('Invalid OTP'));
+          }
+        }
+      };
+      // 25 failed checks fill the hour; the window opened with the first code.
+      const expectRefused = ({ refused }: { refused: { status: number; body: unknown } }) =>
+        expect([refused.status, refused.body]).toEqual([429, accountFail('Too many requests')]);
+      const retryAfter = ({ refused }: { refused: { headers: Record<string, unknown> } }) =>
+        Number(refused.headers['retry-after']);
+      const hour = await spendUntilRefused();
+      expectRefused(hour);
+      expect(hour.codes).toBe(OTP_FAILURE_BUDGET.perHour / MAX_OTP_FAILURES);
+      expect(retryAfter(hour)).toBeGreaterThan(HOUR_MS / 1000 - 60);
+      expect(retryAfter(hour)).toBeLessThanOrEqual(HOUR_MS / 1000);
+      // The next hour takes the last code's 5 failures too: 4 new codes.
       t.clock.advance(HOUR_MS);
-      for (let i = OTP_ISSUE_LIMITS.perHour; i < OTP_ISSUE_LIMITS.perDay; i += 1) await requestOtp(user);
+      const nextHour = await spendUntilRefused();
+      expectRefused(nextHour);
+      expect(nextHour.codes).toBe(4);
+      // Then the day's 50 are reached: 10 codes of 5 failed checks, and no more until the day ends.
       t.clock.advance(HOUR_MS);
-      const overDay = await post('generate/otp/', { emailOrUsername: user.email });
-      expect([overDay.status, overDay.body]).toEqual([429, accountFail('Too many requests')]);
-      // The day window opened with the first OTP, two hours ago.
-      expect(Number(overDay.headers['retry-after'])).toBeGreaterThan(22 * 3600 - 60);
-      expect(Number(overDay.headers['retry-after'])).toBeLessThanOrEqual(22 * 3600);
+      const day = await spendUntilRefused();
+      expectRefused(day);
+      expect(day.codes).toBe(1);
+      expect(retryAfter(day)).toBeGreaterThan(22 * 3600 - 60);
+      expect(retryAfter(day)).toBeLessThanOrEqual(22 * 3600);
       t.clock.advance(24 * HOUR_MS);
       await requestOtp(user);
     });

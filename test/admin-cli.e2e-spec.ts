@@ -21,14 +21,14 @@ interface CliResult {
 }
 
 /**
- * svc-admin as a real process on the test app's database. It runs the TypeScript sources
- * through a per-file transpile hook, so it needs no build and tests what is in src/.
+ * svc-admin as a real process on the test app's database: the package's own bin, on the build
+ * (jest's global setup refuses a dist/ older than src/).
  */
 function svcAdmin(databaseUrl: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['-r', join(ROOT, 'test/helpers/ts-register.js'), join(ROOT, 'src/cli.ts'), ...args],
+      [join(ROOT, 'bin/svc-admin.js'), ...args],
       {
         cwd: ROOT,
         env: {
@@ -211,6 +211,33 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
         SVC_ADMIN_EMAILS: 'other@example.com',
       });
       expect(unlisted.stderr).toBe('');
+    });
+
+    it('makes no change it cannot record: with the audit chain head gone, promote fails and changes nothing', async () => {
+      const entries = async () =>
+        Number(
+          ((await t.dataSource.query('SELECT COUNT(*) AS n FROM audit_log')) as Array<{ n: unknown }>)[0].n,
+        );
+      const [head] = (await t.dataSource.query(
+        'SELECT entries, last_hash FROM audit_chain WHERE id = 1',
+      )) as Array<{
+        entries: unknown;
+        last_hash: string;
+      }>;
+      const before = await entries();
+      await t.dataSource.query('DELETE FROM audit_chain WHERE id = 1');
+      try {
+        const result = await svcAdmin(url, ['promote', bob.email]);
+        expect(result.code).not.toBe(0);
+        expect(result.stdout).toBe('');
+        expect(await isAdminInDatabase(t, bob.email)).toBe(false);
+        expect(await entries()).toBe(before);
+      } finally {
+        await t.dataSource.query('INSERT INTO audit_chain (id, entries, last_hash) VALUES (1, ?, ?)', [
+          Number(head.entries),
+          head.last_hash,
+        ]);
+      }
     });
 
     it('refuses a missing argument or an unknown command with exit status 1', async () => {

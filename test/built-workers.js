@@ -2,7 +2,8 @@
 // that ts-jest compiles for the tests. The pools name their worker files with
 // `require.resolve('./<worker>')`; under Jest that name is mapped to the compiled file in
 // dist/ (jest.config.js), and this global setup makes sure dist/ is there and not older than
-// the sources, so the threads never run stale code. `npm test` builds first.
+// the sources, so the threads never run stale code. The e2e tests also run the built svc-admin
+// (bin/svc-admin.js), which loads the migrations too. `npm test` builds first.
 const { readdirSync, statSync } = require('node:fs');
 const { join, relative } = require('node:path');
 
@@ -28,8 +29,8 @@ function newestSource(dir) {
 }
 
 function globalSetup() {
-  const sources = newestSource(join(ROOT, 'src'));
-  for (const built of Object.values(moduleNameMapper)) {
+  const sources = Math.max(newestSource(join(ROOT, 'src')), newestSource(join(ROOT, 'migrations')));
+  for (const built of [...Object.values(moduleNameMapper), join(ROOT, 'dist/src/cli.js')]) {
     let builtAt;
     try {
       builtAt = statSync(built).mtimeMs;

@@ -160,6 +160,8 @@ describe('community plugins: catalogue, review, views', () => {
         file_missing: false,
         file_altered: false,
         pending_version: '1.0.0',
+        recheck_findings: null,
+        recheck_rules_version: null,
         execution_timeout: 120,
       });
       expect((await get(bob, `${plugin.id}/`).expect(404)).body).toEqual(notFound);
@@ -372,6 +374,8 @@ describe('community plugins: catalogue, review, views', () => {
         file_missing: false,
         file_altered: false,
         pending_version: null,
+        recheck_findings: null,
+        recheck_rules_version: null,
         reviewed_by_user_id: boss.id,
         reviewed_at: expect.any(String),
         execution_timeout: 300,

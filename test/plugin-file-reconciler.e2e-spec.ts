@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PluginFileReconciler } from '../src/community-plugins/plugin-file-reconciler';
+import { Logger } from '@nestjs/common';
+import { MAX_EXAMPLE_LINES, PluginFileReconciler } from '../src/community-plugins/plugin-file-reconciler';
 import { benignPlugin, SignedInUser, signUpAs, upload, validFields } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
@@ -16,7 +17,13 @@ describe('plugin file reconciliation', () => {
     await smtp.start();
     t = await createTestApp({
       smtp,
-      env: { SVC_ADMIN_EMAILS: 'boss@example.com', PLUGIN_FILE_GRACE_SECONDS: '300' },
+      env: {
+        SVC_ADMIN_EMAILS: 'boss@example.com',
+        PLUGIN_FILE_GRACE_SECONDS: '300',
+        // The many-files case uploads more than a user's defaults allow.
+        PLUGIN_MAX_PENDING_PER_USER: '100',
+        PLUGIN_UPLOADS_PER_HOUR: '100',
+      },
     });
     alice = await signUpAs(t, smtp, 'alice');
     boss = await signUpAs(t, smtp, 'boss');
@@ -99,5 +106,88 @@ describe('plugin file reconciliation', () => {
       .set('Authorization', `Bearer ${boss.token}`);
     expect(source.status).toBe(200);
     expect(existsSync(path)).toBe(true);
+  });
+
+  it('logs one summary line and at most a few examples per pass, however many files are missing or altered', async () => {
+    const count = MAX_EXAMPLE_LINES + 7;
+    const plugins: Array<{ id: number; path: string; content: Buffer }> = [];
+    for (let index = 0; index < count; index++) {
+      const content = benignPlugin(`many ${index}`);
+      const response = await upload(t, alice.token, { fields: validFields(`Many ${index}`), file: content });
+      expect(response.status).toBe(201);
+      const id = (response.body as { data: { id: number } }).data.id;
+      await t
+        .http()
+        .post(`/api/v1/community-plugins/${id}/approve/`)
+        .set('Authorization', `Bearer ${boss.token}`)
+        .expect(200);
+      const [row] = (await t.dataSource.query('SELECT file_path FROM user_plugins WHERE id = ?', [
+        id,
+      ])) as Array<{
+        file_path: string;
+      }>;
+      plugins.push({ id, path: join(dir(), row.file_path), content });
+    }
+    const ids = plugins.map((plugin) => plugin.id).sort((a, b) => a - b);
+    const reconciler = t.app.get(PluginFileReconciler);
+    const errors = jest.spyOn(Logger.prototype, 'error');
+    const logs = jest.spyOn(Logger.prototype, 'log');
+    /** The reconciler's own lines since the last call. */
+    const lines = () => {
+      const ofReconciler = (spy: typeof errors) =>
+        spy.mock.calls
+          .filter((_, index) => (spy.mock.contexts[index] as { context?: string }).context === 'PluginFiles')
+          .map(([line]) => String(line));
+      const found = { errors: ofReconciler(errors), logs: ofReconciler(logs) };
+      errors.mockClear();
+      logs.mockClear();
+      return found;
+    };
+    try {
+      for (const plugin of plugins) unlinkSync(plugin.path);
+      expect((await reconciler.reconcile()).missing.sort((a, b) => a - b)).toEqual(ids);
+      let logged = lines();
+      expect(logged.logs).toEqual([]);
+      expect(logged.errors).toHaveLength(MAX_EXAMPLE_LINES + 1);
+      expect(logged.errors.slice(0, MAX_EXAMPLE_LINES).every((line) => / is missing$/.test(line))).toBe(true);
+      expect(logged.errors[MAX_EXAMPLE_LINES]).toMatch(
+        new RegExp(
+          `: ${count} plugin\\(s\\) whose file is missing, marked file_missing .*\\(${MAX_EXAMPLE_LINES} examples above, 7 more not listed\\)$`,
+        ),
+      );
+      // Nothing new: nothing logged.
+      expect(await reconciler.reconcile()).toMatchObject({ missing: [], restored: [], altered: [] });
+      expect(lines()).toEqual({ errors: [], logs: [] });
+
+      // Back, but each with other bytes than were approved.
+      for (const plugin of plugins)
+        writeFileSync(plugin.path, Buffer.concat([plugin.content, Buffer.from('# changed\n')]));
+      const changed = await reconciler.reconcile();
+      expect(changed.restored.sort((a, b) => a - b)).toEqual(ids);
+      expect(changed.altered.sort((a, b) => a - b)).toEqual(ids);
+      logged = lines();
+      // The first examples are the files back (found first); the summary is an error, files being altered.
+      expect(logged.logs).toHaveLength(MAX_EXAMPLE_LINES);
+      expect(logged.logs.every((line) => / its file is back$/.test(line))).toBe(true);
+      expect(logged.errors).toHaveLength(1);
+      const summary = logged.errors[logged.errors.length - 1];
+      expect(summary).toContain(`${count} plugin(s) whose file is back`);
+      expect(summary).toContain(`${count} approved plugin(s) whose file no longer has the approved digest`);
+      expect(summary).toContain(
+        `(${MAX_EXAMPLE_LINES} examples above, ${2 * count - MAX_EXAMPLE_LINES} more not listed)`,
+      );
+
+      for (const plugin of plugins) writeFileSync(plugin.path, plugin.content);
+      expect((await reconciler.reconcile()).unaltered.sort((a, b) => a - b)).toEqual(ids);
+      logged = lines();
+      expect(logged.errors).toEqual([]);
+      expect(logged.logs).toHaveLength(MAX_EXAMPLE_LINES + 1);
+      expect(logged.logs[MAX_EXAMPLE_LINES]).toContain(
+        `${count} approved plugin(s) whose file has the approved digest again (${MAX_EXAMPLE_LINES} examples above, 7 more not listed)`,
+      );
+    } finally {
+      errors.mockRestore();
+      logs.mockRestore();
+    }
   });
 });

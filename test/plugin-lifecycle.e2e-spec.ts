@@ -65,7 +65,7 @@ function svcAdmin(t: TestApp, args: string[]): Promise<{ code: number; stdout: s
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['-r', join(ROOT, 'test/helpers/ts-register.js'), join(ROOT, 'src/cli.ts'), ...args],
+      [join(ROOT, 'bin/svc-admin.js'), ...args],
       {
         cwd: ROOT,
         env: {

@@ -41,6 +41,7 @@ const PLUGIN_COLUMNS = [
   'rating_total',
   'ratings_count',
   'file_altered_at',
+  'name_key',
 ];
 const OLD_PLUGIN_COLUMNS = [
   'id',
@@ -176,17 +177,29 @@ describe('schema upgrade at start-up', () => {
     // An install from before: the plugin table in its old shape, holding rows, recorded as
     // migrated or not at all, and a users table from before admins existed.
     const runner = t.dataSource.createQueryRunner();
-    // The lifecycle tables (versions, ratings, the audit log) did not exist yet either.
+    // The lifecycle tables (versions, ratings, the audit log), the re-checks and the catalogue's
+    // search and tag index did not exist yet either (and MariaDB drops no table another one's
+    // foreign key names).
     for (const table of [
+      'plugin_rechecks',
       'plugin_version_approvals',
       'plugin_versions',
       'plugin_ratings',
       'audit_log',
       'audit_chain',
+      'plugin_grams',
+      'plugin_tags',
+      'plugin_search',
     ]) {
       await runner.dropTable(table);
     }
-    await t.dataSource.query('DELETE FROM migrations WHERE name = ?', ['PluginLifecycle1763692000000']);
+    for (const migration of [
+      'PluginLifecycle1763692000000',
+      'CreatePluginRechecks1763693000000',
+      'CatalogueSearchIndex1763694000000',
+    ]) {
+      await t.dataSource.query('DELETE FROM migrations WHERE name = ?', [migration]);
+    }
     await runner.dropTable('user_plugins');
     await runner.createTable(
       new Table({
@@ -275,6 +288,7 @@ describe('schema upgrade at start-up', () => {
           'Added column user_plugins.version (default 1.0.0)',
           'Added column user_plugins.tags (default )',
           'Added column user_plugins.file_missing_at (default NULL)',
+          'Added column user_plugins.name_key (default NULL)',
         ].sort(),
       );
 
@@ -320,6 +334,8 @@ describe('schema upgrade at start-up', () => {
           rating_total: 0,
           ratings_count: 0,
           file_altered_at: null,
+          // Names compare as user names do: each row gets its key at start-up.
+          name_key: String(row.name).toLowerCase(),
         });
       }
       const versionRows = (await first.dataSource.query(
@@ -381,6 +397,15 @@ describe('schema upgrade at start-up', () => {
           ratings_count: 0,
         },
       ]);
+      // Indexed at this start (the table lacked tags when the index migration ran): q= finds them.
+      const searched = await first
+        .http()
+        .get('/api/v1/community-plugins/?q=TRUSTED')
+        .set(auth(alice))
+        .expect(200);
+      expect(
+        (searched.body as { data: { plugins: Row[] } }).data.plugins.map((plugin) => plugin.name),
+      ).toEqual(['Legacy approved']);
       const source = await first
         .http()
         .get(`/api/v1/community-plugins/${String(oldPluginRows[0].id)}/source/`)
@@ -452,11 +477,22 @@ describe('schema upgrade at start-up', () => {
       const after = await rowsOf(again.dataSource, 'user_plugins');
       expect(after.map((row) => pick(row, Object.keys(before[0])))).toEqual(before);
       expect(after.map((row) => [Number(row.execution_timeout), row.sha256])).toEqual([[300, null]]);
-      // Adding columns left the rest of the table alone: the name is still unique, without case.
+      // Adding columns left the rest of the table alone: the name's key is still unique.
       await expect(
         again.dataSource.query(
-          'INSERT INTO user_plugins (name, description, `group`, `type`, author, status, user_id, file_path, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-          ['FRESH PLUGIN', 'd', 'web', 'grep', 'a', 'pending', alice.id, 'x.py', '2024-01-01 00:00:00.000'],
+          'INSERT INTO user_plugins (name, name_key, description, `group`, `type`, author, status, user_id, file_path, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          [
+            'FRESH PLUGIN',
+            'fresh plugin',
+            'd',
+            'web',
+            'grep',
+            'a',
+            'pending',
+            alice.id,
+            'x.py',
+            '2024-01-01 00:00:00.000',
+          ],
         ),
       ).rejects.toThrow(/UNIQUE|Duplicate/i);
     } finally {

@@ -72,7 +72,7 @@ export class AccountController {
     rateLimited: true,
   })
   @Post('generate/otp')
-  @AccountRateLimit({ route: 'otp', identifier: 'emailOrUsername' })
+  @AccountRateLimit({ route: 'otp', identifier: 'emailOrUsername', perIdentifier: true })
   generateOtp(@Args() args: IdentifierArgs): Promise<AccountResponse> {
     return this.account.generateOtp(args.emailOrUsername);
   }

@@ -18,7 +18,8 @@ import { UsersRepository } from '../users/users.repository';
 import { UsersService } from '../users/users.service';
 import { AccountRepository } from './account.repository';
 import { EMAIL_VERIFY_PATH, serviceLink } from './activation-link';
-import { activationMail, otpMail, passwordToSetMail } from './mail-templates';
+import { accountFailureKey, RateLimiter } from '../rate-limit/rate-limiter';
+import { accountLockedMail, activationMail, otpMail, passwordToSetMail } from './mail-templates';
 import { newOtpSecret } from './otp';
 import { OtpService } from './otp.service';
 import { fitsBcrypt, PasswordHasher } from './password-hasher.service';
@@ -51,6 +52,7 @@ export class AccountService implements OnModuleInit {
     private readonly outbox: Outbox,
     private readonly clock: Clock,
     private readonly adapterHost: HttpAdapterHost,
+    private readonly limiter: RateLimiter,
   ) {}
 
   onModuleInit(): void {
@@ -185,8 +187,9 @@ export class AccountService implements OnModuleInit {
     if (!user) return accountFail("Username / Email doesn't exist");
     // The OTP and its mail commit together; past the issue bounds neither is written.
     await this.transactions.run(async (manager) => {
-      const { otp } = await this.otps.issue(manager, user.id);
-      await this.mail.queue(manager, otpMail(user.email, otp));
+      // The pending code again while there is one (a stranger's request cannot kill it).
+      const issued = await this.otps.issue(manager, user.id);
+      await this.mail.queue(manager, otpMail(user.email, issued.otp, issued));
     });
     this.outbox.nudge();
     return accountSuccess('Otp Send Successful');
@@ -214,14 +217,35 @@ export class AccountService implements OnModuleInit {
 
     const hash = await this.hasher.hash(password);
     // The OTP is consumed by the same conditional write that stores the password, so one
-    // code changes it once however many requests carry it; every old session ends.
+    // code changes it once however many requests carry it; every old session ends, and a
+    // lock from failed logins is lifted (the owner proved the mailbox).
     const changed = await this.transactions.run(async (manager) => {
-      if (!(await this.otps.consume(manager, user.id, checked, { password: hash, passwordSetViaOtp: true })))
-        return false;
+      const changes = { password: hash, passwordSetViaOtp: true, lockedAt: null };
+      if (!(await this.otps.consume(manager, user.id, checked, changes))) return false;
       await this.users.revokeAllTokens(manager, user.id);
       return true;
     });
-    return changed ? accountSuccess('Password Change Successful') : accountFail('Invalid OTP');
+    if (!changed) return accountFail('Invalid OTP');
+    // The failures that locked the account are forgotten with it. The password is changed
+    // already: a store that cannot answer leaves the count to age out of its hour.
+    await this.limiter.clear(accountFailureKey(user.id)).catch(() => undefined);
+    return accountSuccess('Password Change Successful');
+  }
+
+  /**
+   * Locks the account past the bound on failed logins: login refuses every password until
+   * the owner sets a new one through the OTP mail (newPassword). Conditional, so of many
+   * requests at once, in any process, one locks it and queues the one mail to its owner, in
+   * the same transaction.
+   */
+  async lockAccount(userId: number): Promise<void> {
+    const locked = await this.transactions.run(async (manager) => {
+      if (!(await this.users.lockIfUnlocked(manager, userId, this.clock.now()))) return false;
+      const user = await this.users.findById(userId, manager);
+      if (user) await this.mail.queue(manager, accountLockedMail(user.email, this.link(PASSWORD_RESET_PATH)));
+      return true;
+    });
+    if (locked) this.outbox.nudge();
   }
 
   /** A link to a page of the service, as the mails give it (see serviceLink). */

@@ -17,14 +17,48 @@ export function activationMail(to: string, link: string): Mail {
   };
 }
 
-export function otpMail(to: string, otp: string): Mail {
+/**
+ * A new code says it expires in 5 minutes. A pending code mailed again (someone asked while
+ * it was pending) keeps its life: the mail gives the time it ends.
+ */
+export function otpMail(to: string, otp: string, issued: { fresh: boolean; expiresAt: Date } = FRESH): Mail {
+  const expiry = issued.fresh
+    ? `<p>The OTP expires in 5 minutes.</p>`
+    : `<p>This is the OTP already sent to you, mailed again because a code was asked for while it was ` +
+      `still valid. It expires 5 minutes after it was first sent, at ${utcTime(issued.expiresAt)} UTC.</p>`;
   return {
     to,
     subject: 'OTP for Password Change',
     html:
       `<p>Hello,</p>` +
       `<p>Your OTP for the password change is <b>${otp}</b>.</p>` +
-      `<p>The OTP expires in 5 minutes.</p>`,
+      expiry +
+      `<p>If you did not ask for it, ignore this mail: the code is of no use to anyone without it.</p>`,
+  };
+}
+
+const FRESH = { fresh: true, expiresAt: new Date(0) };
+
+/** HH:MM:SS of a time, in UTC. */
+function utcTime(at: Date): string {
+  return at.toISOString().slice(11, 19);
+}
+
+/**
+ * Sent once per lock (see AccountLocks). It carries nothing of whoever made the failed
+ * logins: no name, identifier, address or password.
+ */
+export function accountLockedMail(to: string, resetLink: string): Mail {
+  return {
+    to,
+    subject: 'Your account is locked',
+    html:
+      `<p>Hello,</p>` +
+      `<p>Your account had 100 failed logins within an hour, so it is locked: nobody can ` +
+      `log in to it, with any password, until you set a new one.</p>` +
+      `<p>Set a new password here: <a href="${escapeHtml(resetLink)}">${escapeHtml(resetLink)}</a> ` +
+      `(ask for a one-time password, which is mailed to this address, then enter it with your new password). ` +
+      `That unlocks the account.</p>`,
   };
 }
 

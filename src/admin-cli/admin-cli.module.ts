@@ -3,7 +3,7 @@ import { CommonModule } from '../common/common.module';
 import type { AppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
-import { SCHEMA_UPGRADED_ENTITIES } from '../schema-upgraded-entities';
+import { SCHEMA_UPGRADE } from '../schema-upgraded-entities';
 import { UsersModule } from '../users/users.module';
 import { AuditModule } from '../audit/audit.module';
 import { PluginFilesModule } from '../community-plugins/plugin-files.module';
@@ -28,7 +28,7 @@ export class AdminCliModule {
       imports: [
         ConfigModule.forRoot(config),
         CommonModule,
-        DatabaseModule.forRoot({ upgradedEntities: SCHEMA_UPGRADED_ENTITIES, migrate: 'on-demand' }),
+        DatabaseModule.forRoot({ upgrade: SCHEMA_UPGRADE, migrate: 'on-demand' }),
         UsersModule,
         AuditModule,
         PluginFilesModule,

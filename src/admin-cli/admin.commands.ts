@@ -1,7 +1,7 @@
 import { Command, CommandRunner } from 'nest-commander';
 import { SchemaMigrator } from '../database/schema-migrator';
 import { PASSWORD_RESET_PATH } from '../users/account-paths';
-import { UnknownEmailError, UsersService } from '../users/users.service';
+import { ChangeRecorder, UnknownEmailError, UsersService } from '../users/users.service';
 import { AuditLog } from '../audit/audit-log.service';
 import type { AuditAction } from '../audit/audit-entry.entity';
 
@@ -9,26 +9,22 @@ import type { AuditAction } from '../audit/audit-entry.entity';
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`${line}\n`);
 
+/** The audit entry of a change svc-admin makes, written in the change's own transaction. */
+function audited(audit: AuditLog, action: AuditAction, email: string): ChangeRecorder {
+  return async (manager, user) => {
+    await audit.append(manager, {
+      actor: 'svc-admin',
+      action,
+      subject: `user:${user.id}`,
+      details: { email: email.trim() },
+    });
+  };
+}
+
 /**
  * For the commands that write: the schema is brought up to date first, as the API does at
  * its start. An unknown email is the one expected failure: it says so and exits with status 1.
  */
-/** A change svc-admin made, in the audit log, with the user it was made to. */
-async function audited(
-  audit: AuditLog,
-  admins: UsersService,
-  action: AuditAction,
-  email: string,
-): Promise<void> {
-  const user = await admins.findByEmail(email);
-  await audit.record({
-    actor: 'svc-admin',
-    action,
-    subject: `user:${user?.id ?? 'unknown'}`,
-    details: { email: email.trim() },
-  });
-}
-
 async function writingAs(schema: SchemaMigrator, action: () => Promise<void>): Promise<void> {
   await schema.bringUpToDate();
   try {
@@ -52,12 +48,14 @@ export class PromoteCommand extends CommandRunner {
 
   run([email]: string[]): Promise<void> {
     return writingAs(this.schema, async () => {
-      const { change, passwordCleared } = await this.admins.promote(email);
+      const { change, passwordCleared } = await this.admins.promote(
+        email,
+        audited(this.audit, 'promote', email),
+      );
       if (change === 'unchanged') {
         out(`${email.trim()} is already an admin`);
         return;
       }
-      await audited(this.audit, this.admins, 'promote', email);
       out(`Promoted ${email.trim()} to admin; its tokens were revoked, so it logs in again`);
       if (passwordCleared) {
         err(
@@ -85,8 +83,7 @@ export class DemoteCommand extends CommandRunner {
 
   run([email]: string[]): Promise<void> {
     return writingAs(this.schema, async () => {
-      const change = await this.admins.demote(email);
-      if (change === 'changed') await audited(this.audit, this.admins, 'demote', email);
+      const change = await this.admins.demote(email, audited(this.audit, 'demote', email));
       out(change === 'changed' ? `Demoted ${email.trim()}` : `${email.trim()} is not an admin`);
       if (this.admins.isListedAdmin(email)) {
         err(
@@ -114,8 +111,7 @@ export class DeactivateCommand extends CommandRunner {
 
   run([email]: string[]): Promise<void> {
     return writingAs(this.schema, async () => {
-      const change = await this.admins.deactivate(email);
-      if (change === 'changed') await audited(this.audit, this.admins, 'deactivate', email);
+      const change = await this.admins.deactivate(email, audited(this.audit, 'deactivate', email));
       out(change === 'changed' ? `Deactivated ${email.trim()}` : `${email.trim()} is already deactivated`);
     });
   }
@@ -133,8 +129,10 @@ export class ActivateCommand extends CommandRunner {
 
   run([email]: string[]): Promise<void> {
     return writingAs(this.schema, async () => {
-      const { change, emailConfirmed } = await this.admins.activate(email);
-      if (change === 'changed') await audited(this.audit, this.admins, 'activate', email);
+      const { change, emailConfirmed } = await this.admins.activate(
+        email,
+        audited(this.audit, 'activate', email),
+      );
       out(change === 'changed' ? `Activated ${email.trim()}` : `${email.trim()} is not deactivated`);
       if (!emailConfirmed) {
         err(`Note: ${email.trim()} has not confirmed its email yet; login waits for that confirmation.`);

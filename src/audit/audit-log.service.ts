@@ -80,11 +80,6 @@ export class AuditLog {
     return this.entries.append(manager, { ...entry, hash: entryHash(entry) });
   }
 
-  /** An entry that is a transaction of its own (svc-admin's changes). */
-  record(record: AuditRecord): Promise<AuditEntry> {
-    return this.transactions.run((manager) => this.append(manager, record));
-  }
-
   /** Holds the chain until the caller's transaction ends: for a check-then-append that must not race. */
   lockChain(manager: EntityManager): Promise<void> {
     return this.entries.lockChain(manager);

@@ -31,6 +31,7 @@ export class AuthController {
     route: 'login',
     identifier: 'emailOrUsername',
     failures: ['Invalid login credentials'],
+    locksAccount: true,
   })
   login(@Args() args: LoginArgs): Promise<AccountResponse> {
     return this.auth.login(args.emailOrUsername, args.password);

@@ -25,7 +25,9 @@ export class AuthService {
     const passwordMatches = fitsBcrypt(password)
       ? await this.hasher.verify(password, user?.password)
       : await this.hasher.verify(OVERLONG_PLACEHOLDER, null);
-    if (!user || !passwordMatches) return accountFail('Invalid login credentials');
+    // A locked account (past the bound on failed logins) refuses every password alike, the
+    // right one too, until its owner sets a new one through the OTP mail.
+    if (!user || !passwordMatches || user.lockedAt) return accountFail('Invalid login credentials');
     // An admin's password must have been set through a mailed OTP (promotion clears any
     // other); this also covers a row written before that rule.
     if (this.users.isAdmin(user) && !user.passwordSetViaOtp) return accountFail('Invalid login credentials');

@@ -14,6 +14,8 @@ import { PluginRatingsService } from './plugin-ratings.service';
 import { PluginManifestService } from './plugin-manifest.service';
 import { PluginVersionsUpgrade } from './plugin-versions-upgrade';
 import { OwnPluginInterceptor } from './own-plugin.interceptor';
+import { PluginRecheckService } from './plugin-recheck.service';
+import { PluginRechecksRepository } from './plugin-rechecks.repository';
 import { ValidatorPool } from '../plugin-validator';
 import { UsersModule } from '../users/users.module';
 
@@ -31,6 +33,8 @@ import { UsersModule } from '../users/users.module';
     PluginManifestService,
     PluginVersionsUpgrade,
     OwnPluginInterceptor,
+    PluginRechecksRepository,
+    PluginRecheckService,
     // A factory: the pool takes options (for tests), not injected dependencies. Nest still
     // calls its onApplicationShutdown, which closes the workers after the HTTP server.
     {

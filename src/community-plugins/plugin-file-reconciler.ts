@@ -33,6 +33,33 @@ export interface Reconciliation {
   unaltered: number[];
 }
 
+/** Lines logged per pass for single plugins; the pass's summary line counts them all. */
+export const MAX_EXAMPLE_LINES = 5;
+
+/** The marks a pass sets or clears, as its summary line words them. */
+const CHANGES = {
+  missing: {
+    error: true,
+    text: 'plugin(s) whose file is missing, marked file_missing (admins see them as broken until the file is restored or the plugin deleted)',
+  },
+  restored: { error: false, text: 'plugin(s) whose file is back' },
+  altered: {
+    error: true,
+    text: 'approved plugin(s) whose file no longer has the approved digest, marked file_altered (out of the catalogue and the manifest until restored)',
+  },
+  unaltered: { error: false, text: 'approved plugin(s) whose file has the approved digest again' },
+} as const;
+
+const emptyReconciliation = (claimed: boolean): Reconciliation => ({
+  removedFiles: [],
+  removedTemporary: [],
+  missing: [],
+  restored: [],
+  altered: [],
+  unaltered: [],
+  claimed,
+});
+
 /**
  * Brings the plugin directory and the plugin rows back into agreement, at start-up and then
  * every PLUGIN_RECONCILE_INTERVAL_SECONDS. An upload writes its file before its row commits,
@@ -42,12 +69,18 @@ export interface Reconciliation {
  * admin decides that): it is logged and marked, so admins see the plugin as broken.
  * Nothing at all is done in a directory that belongs to another database (see
  * PluginDirectoryClaim), and files it kept when adopting a directory are never removed.
+ * At start-up the digests of approved files are checked in the background, after the rows
+ * and files agree. Each pass logs one summary line and at most MAX_EXAMPLE_LINES single
+ * plugins, however many it marked.
  */
 @Injectable()
 export class PluginFileReconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('PluginFiles');
   private timer?: NodeJS.Timeout;
   private running?: Promise<Reconciliation>;
+  /** The start-up digest check, in the background. */
+  private startDigests?: Promise<void>;
+  private stopping = false;
 
   constructor(
     private readonly storage: PluginStorage,
@@ -60,47 +93,63 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
 
   async onApplicationBootstrap(): Promise<void> {
     await this.upgrade.run();
-    await this.reconcileLogged();
+    // Rows and files agree before the first request; hashing every approved file (seconds at
+    // 100,000 plugins) is not waited for: that check runs right after start, in the background,
+    // and a reconcile() asked for meanwhile runs after it.
+    const first = await this.logFailure(() => this.pass({ digests: false }));
+    if (first?.claimed) {
+      this.startDigests = this.logFailure(async () => {
+        const result = emptyReconciliation(true);
+        await this.checkDigests(result);
+        this.logPass(result);
+      });
+    }
     const interval = this.config.pluginReconcileIntervalSeconds * 1000;
     if (interval > 0) {
-      this.timer = setInterval(() => void this.reconcileLogged(), interval);
+      this.timer = setInterval(() => void this.logFailure(() => this.reconcile()), interval);
       this.timer.unref();
     }
   }
 
-  /** A pass under way finishes before the database closes. */
+  /**
+   * A pass under way finishes before the database closes; a digest check stops at the next
+   * file (the next pass does it again).
+   */
   async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
     clearInterval(this.timer);
+    await this.startDigests;
     await this.running?.catch(() => undefined);
+  }
+
+  /** The start-up digest check has ended (it runs in the background). */
+  async settled(): Promise<void> {
+    await this.startDigests;
   }
 
   /** One pass; a pass already running is joined rather than doubled. */
   reconcile(): Promise<Reconciliation> {
-    this.running ??= this.pass().finally(() => (this.running = undefined));
+    this.running ??= (async () => {
+      await this.startDigests;
+      return this.pass({ digests: true });
+    })().finally(() => (this.running = undefined));
     return this.running;
   }
 
   /** A failed pass (database down, directory unreadable) is logged and tried again at the next one. */
-  private async reconcileLogged(): Promise<void> {
+  private async logFailure<T>(work: () => Promise<T>): Promise<T | undefined> {
     try {
-      await this.reconcile();
+      return await work();
     } catch (error) {
       this.logger.error(
         `Could not reconcile plugin files in ${this.storage.directory}: ${(error as Error).message}`,
       );
+      return undefined;
     }
   }
 
-  private async pass(): Promise<Reconciliation> {
-    const result: Reconciliation = {
-      removedFiles: [],
-      removedTemporary: [],
-      missing: [],
-      restored: [],
-      altered: [],
-      unaltered: [],
-      claimed: false,
-    };
+  private async pass({ digests }: { digests: boolean }): Promise<Reconciliation> {
+    const result = emptyReconciliation(false);
     let keep: ReadonlySet<string>;
     try {
       ({ keep } = await this.storage.claim());
@@ -142,30 +191,25 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     const present = new Set(entries.filter((entry) => entry.isFile).map((entry) => entry.name));
     for (const row of rows) {
       const there = present.has(row.filePath) || (await this.storage.exists(row.filePath));
-      if (!there && row.fileMissingAt === null) {
+      if (!there && !row.fileMissing) {
         if (await this.plugins.setFileMissing(row.id, this.clock.now())) {
           result.missing.push(row.id);
-          this.logger.error(
-            `Plugin ${row.id} (${row.name}): its file ${row.filePath} is missing from ${this.storage.directory}; ` +
-              'admins see it as broken (file_missing) until the file is restored or the plugin deleted',
+          this.example(
+            result,
+            'missing',
+            `Plugin ${row.id} (${row.name}): its file ${row.filePath} is missing`,
           );
         }
-      } else if (there && row.fileMissingAt !== null) {
+      } else if (there && row.fileMissing) {
         if (await this.plugins.setFileMissing(row.id, null)) {
           result.restored.push(row.id);
-          this.logger.log(`Plugin ${row.id} (${row.name}): its file is back`);
+          this.example(result, 'restored', `Plugin ${row.id} (${row.name}): its file is back`);
         }
       }
     }
 
-    await this.checkDigests(result);
-
-    if (result.removedFiles.length + result.removedTemporary.length > 0) {
-      this.logger.log(
-        `Removed ${result.removedFiles.length} plugin file(s) without a row and ` +
-          `${result.removedTemporary.length} temporary file(s) from ${this.storage.directory}`,
-      );
-    }
+    if (digests) await this.checkDigests(result);
+    this.logPass(result);
     return result;
   }
 
@@ -176,6 +220,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
    */
   private async checkDigests(result: Reconciliation): Promise<void> {
     for (const plugin of await this.plugins.approvedFiles()) {
+      if (this.stopping) return;
       if (plugin.sha256 === null) continue;
       const content = await this.storage.read(plugin.filePath);
       if (content === null && !(await this.storage.exists(plugin.filePath))) continue;
@@ -183,18 +228,60 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
       if (!matches && plugin.fileAlteredAt === null) {
         if (await this.plugins.setFileAltered(plugin.id, this.clock.now())) {
           result.altered.push(plugin.id);
-          this.logger.error(
-            `Plugin ${plugin.id} (${plugin.name}): its file ${plugin.filePath} no longer has the approved digest ` +
-              `${plugin.sha256}; it is out of the catalogue and the manifest (file_altered) until restored`,
+          this.example(
+            result,
+            'altered',
+            `Plugin ${plugin.id} (${plugin.name}): its file ${plugin.filePath} no longer has the approved digest ${plugin.sha256}`,
           );
         }
       } else if (matches && plugin.fileAlteredAt !== null) {
         if (await this.plugins.setFileAltered(plugin.id, null)) {
           result.unaltered.push(plugin.id);
-          this.logger.log(`Plugin ${plugin.id} (${plugin.name}): its file has the approved digest again`);
+          this.example(
+            result,
+            'unaltered',
+            `Plugin ${plugin.id} (${plugin.name}): its file has the approved digest again`,
+          );
         }
       }
     }
+  }
+
+  /** The first few changes of a pass are logged as examples; the summary counts them all. */
+  private example(result: Reconciliation, kind: keyof typeof CHANGES, line: string): void {
+    const shown = (this.examplesShown.get(result) ?? 0) + 1;
+    this.examplesShown.set(result, shown);
+    if (shown > MAX_EXAMPLE_LINES) return;
+    if (CHANGES[kind].error) this.logger.error(line);
+    else this.logger.log(line);
+  }
+
+  private readonly examplesShown = new WeakMap<Reconciliation, number>();
+
+  /**
+   * One summary line per pass that changed anything, whatever the number of plugins: an error
+   * when files are missing or altered, else a plain line. At most MAX_EXAMPLE_LINES examples
+   * were logged before it.
+   */
+  private logPass(result: Reconciliation): void {
+    const parts = (Object.keys(CHANGES) as Array<keyof typeof CHANGES>)
+      .filter((kind) => result[kind].length > 0)
+      .map((kind) => `${result[kind].length} ${CHANGES[kind].text}`);
+    if (result.removedFiles.length + result.removedTemporary.length > 0) {
+      parts.push(
+        `${result.removedFiles.length} plugin file(s) without a row and ` +
+          `${result.removedTemporary.length} temporary file(s) removed`,
+      );
+    }
+    if (parts.length === 0) return;
+    const shown = this.examplesShown.get(result) ?? 0;
+    const more =
+      shown > MAX_EXAMPLE_LINES
+        ? ` (${MAX_EXAMPLE_LINES} examples above, ${shown - MAX_EXAMPLE_LINES} more not listed)`
+        : '';
+    const line = `Plugin files in ${this.storage.directory}: ${parts.join('; ')}${more}`;
+    if (result.missing.length + result.altered.length > 0) this.logger.error(line);
+    else this.logger.log(line);
   }
 
   private async removeFile(name: string): Promise<boolean> {

@@ -1,3 +1,4 @@
+import { identityKey, MAX_IDENTITY_KEY_LENGTH } from '../users/identity-key';
 import {
   AUTHOR_LENGTH,
   DESCRIPTION_LENGTH,
@@ -73,6 +74,9 @@ export function validateMetadata(fields: Record<string, unknown>): MetadataResul
   };
 
   const name = boundedText(text('name'), 'name', NAME_LENGTH, CONTROL_OR_FORMAT, errors);
+  // A few characters expand many times under NFKC; the key column has room for 255.
+  if (name !== undefined && lengthOf(identityKey(name)) > MAX_IDENTITY_KEY_LENGTH)
+    errors.name = `must be at most ${MAX_IDENTITY_KEY_LENGTH} characters once normalised`;
   const description = boundedText(
     text('description'),
     'description',

@@ -8,6 +8,7 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { isDuplicateKeyError } from '../database/integrity-error';
 import { Transactions } from '../database/transactions';
+import { identityKey } from '../users/identity-key';
 import { UsersRepository } from '../users/users.repository';
 import { PLUGIN_FILE_PART } from './plugin-constants';
 import { validateMetadata } from './plugin-metadata';
@@ -73,6 +74,7 @@ export class PluginUploadService {
     const now = this.clock.now();
     const plugin = this.plugins.create({
       name: metadata.name,
+      nameKey: identityKey(metadata.name),
       description: metadata.description,
       group: metadata.group,
       type: metadata.type,

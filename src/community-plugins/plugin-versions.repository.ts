@@ -86,8 +86,20 @@ export class PluginVersionsRepository {
   }
 
   /** Every version's file, for the reconciler. */
-  files(): Promise<Array<Pick<PluginVersion, 'id' | 'pluginId' | 'filePath'>>> {
-    return this.versions.find({ select: { id: true, pluginId: true, filePath: true } });
+  /** Plain rows, not entities (hydrating 100,000 of them slowed every start). */
+  async files(): Promise<Array<Pick<PluginVersion, 'id' | 'pluginId' | 'filePath'>>> {
+    const rows = (await this.versions.query(
+      'SELECT `id`, `plugin_id`, `file_path` FROM `plugin_versions`',
+    )) as Array<{
+      id: number | string;
+      plugin_id: number | string;
+      file_path: string;
+    }>;
+    return rows.map((row) => ({
+      id: Number(row.id),
+      pluginId: Number(row.plugin_id),
+      filePath: row.file_path,
+    }));
   }
 
   hasRowForFile(filePath: string): Promise<boolean> {

@@ -2,9 +2,20 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, IsNull, Not, Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
-import { containsPattern, LIKE_ESCAPE } from '../database/like';
+import { RULES_VERSION } from '../plugin-validator';
+import { identityKey } from '../users/identity-key';
 import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
-import { storedTag, UserPlugin } from './user-plugin.entity';
+import {
+  gramCounts,
+  indexPlugins,
+  indexUnindexed,
+  probedGrams,
+  reindexPlugin,
+  searchPlan,
+  unindexPlugin,
+} from './plugin-search-index';
+import type { RunQuery } from './plugin-search-index';
+import { UserPlugin } from './user-plugin.entity';
 
 /** The columns the admin view (the widest one) shows: never file_path. */
 const LISTED_COLUMNS = [
@@ -32,20 +43,44 @@ const LISTED_COLUMNS = [
   'updatedAt',
 ] as const satisfies ReadonlyArray<keyof UserPlugin>;
 
+const INDEXED_FIELDS = ['name', 'description', 'author', 'tags'] as const satisfies ReadonlyArray<
+  keyof UserPlugin
+>;
+
+const runner =
+  (manager: EntityManager): RunQuery =>
+  (sql, params) =>
+    manager.query(sql, params) as Promise<unknown>;
+
 /** Column types both drivers hand over as JavaScript strings and numbers already. */
 const PLAIN_COLUMN_TYPES = new Set(['varchar', 'text', 'int']);
 
 export const CATALOGUE_SORTS = ['newest', 'rating', 'name'] as const;
 export type CatalogueSort = (typeof CATALOGUE_SORTS)[number];
 
-const ORDER_BY: Record<CatalogueSort, string> = {
-  newest: '`created_at` DESC, `id` DESC',
+/** Each sort as terms and directions, ending in `id` so it is a total order that can be read backwards. */
+const ORDER_TERMS: Record<CatalogueSort, ReadonlyArray<readonly [string, 'ASC' | 'DESC']>> = {
+  newest: [
+    ['`created_at`', 'DESC'],
+    ['`id`', 'DESC'],
+  ],
   // The mean without dividing by zero; more ratings first among equal means.
-  rating:
-    'CASE WHEN `ratings_count` = 0 THEN 0 ELSE `rating_total` * 1.0 / `ratings_count` END DESC, ' +
-    '`ratings_count` DESC, `created_at` DESC, `id` DESC',
-  name: 'LOWER(`name`) ASC, `id` ASC',
+  rating: [
+    ['CASE WHEN `ratings_count` = 0 THEN 0 ELSE `rating_total` * 1.0 / `ratings_count` END', 'DESC'],
+    ['`ratings_count`', 'DESC'],
+    ['`created_at`', 'DESC'],
+    ['`id`', 'DESC'],
+  ],
+  name: [
+    ['LOWER(`name`)', 'ASC'],
+    ['`id`', 'ASC'],
+  ],
 };
+
+const orderBy = (sort: CatalogueSort, backwards = false): string =>
+  ORDER_TERMS[sort]
+    .map(([term, direction]) => `${term} ${backwards === (direction === 'ASC') ? 'DESC' : 'ASC'}`)
+    .join(', ');
 
 export interface CatalogueFilter {
   status: PluginStatus;
@@ -78,17 +113,28 @@ export class PluginsRepository {
    * write these two statements than the database took to run them (`npm run bench:profile`).
    * Backticks quote names on SQLite and MySQL alike; every value is a bound parameter.
    */
-  catalogue(filter: CatalogueFilter): Promise<{ total: number; plugins: UserPlugin[] }> {
+  async catalogue(filter: CatalogueFilter): Promise<{ total: number; plugins: UserPlugin[] }> {
     const conditions: string[] = [];
     const params: unknown[] = [];
+    const narrowed = filter.q || filter.tag ? '+' : '';
     if (filter.status === 'pending') {
-      // The admin queue: new plugins, and approved plugins with a version waiting.
-      conditions.push("(`status` = 'pending' OR `pending_version` IS NOT NULL)");
+      // The admin queue: new plugins, approved plugins with a version waiting, and approved
+      // plugins whose served file the current validator rules flag (issue 18's re-check).
+      conditions.push(
+        "(`status` = 'pending' OR `pending_version` IS NOT NULL OR (`status` = 'approved' AND EXISTS (" +
+          'SELECT 1 FROM `plugin_rechecks` r WHERE r.`plugin_id` = `user_plugins`.`id` AND r.`rules_version` = ? ' +
+          "AND r.`sha256` = `user_plugins`.`sha256` AND r.`findings` <> '[]')))",
+      );
+      params.push(RULES_VERSION);
     } else {
-      conditions.push('`status` = ?');
+      // With q= or tag=, the unary plus keeps the planner off the status index, so it starts
+      // from the few plugins the search or tag index names rather than from every approved one
+      // (SQLite, without statistics, guessed the other way round).
+      conditions.push(`${narrowed}\`status\` = ?`);
       params.push(filter.status);
     }
-    if (filter.status === 'approved' && !filter.includeAltered) conditions.push('`file_altered_at` IS NULL');
+    if (filter.status === 'approved' && !filter.includeAltered)
+      conditions.push(`${narrowed}\`file_altered_at\` IS NULL`);
     if (filter.group) {
       conditions.push('`group` = ?');
       params.push(filter.group);
@@ -98,12 +144,10 @@ export class PluginsRepository {
       params.push(filter.type);
     }
     if (filter.q) {
-      const pattern = containsPattern(filter.q.toLowerCase());
-      conditions.push(
-        `(LOWER(\`name\`) LIKE ? ESCAPE '${LIKE_ESCAPE}' OR LOWER(\`description\`) LIKE ? ESCAPE '${LIKE_ESCAPE}'` +
-          ` OR LOWER(\`author\`) LIKE ? ESCAPE '${LIKE_ESCAPE}')`,
-      );
-      params.push(pattern, pattern, pattern);
+      const search = await this.searchCondition(filter.q);
+      if (search === null) return { total: 0, plugins: [] };
+      conditions.push(search.sql);
+      params.push(...search.params);
     }
     if (filter.minRating !== undefined && filter.minRating > 0) {
       // The shown mean is rounded half up to tenths: it is at least m exactly when the mean is at
@@ -112,29 +156,104 @@ export class PluginsRepository {
       params.push(Math.round(filter.minRating * 10) * 2 - 1);
     }
     if (filter.tag) {
-      conditions.push(`\`tags\` LIKE ? ESCAPE '${LIKE_ESCAPE}'`);
-      params.push(containsPattern(storedTag(filter.tag)));
+      conditions.push('`id` IN (SELECT t.`plugin_id` FROM `plugin_tags` t WHERE t.`tag` = ?)');
+      params.push(filter.tag);
     }
-    return this.page(conditions.join(' AND '), params, filter, ORDER_BY[filter.sort]);
+    const where = conditions.join(' AND ');
+    return narrowed
+      ? this.narrowedPage(where, params, filter, filter.sort)
+      : this.page(where, params, filter, filter.sort);
   }
 
-  /** A page of the matching rows, newest first, with the count over all pages. */
+  /**
+   * A page of a list narrowed by q= or tag=: its matches are few next to the catalogue, and one
+   * statement finds them, counts them (a window count, before LIMIT) and picks the page; the
+   * page's rows are read by id. Only a page past the end needs the count on its own.
+   */
+  private async narrowedPage(
+    where: string,
+    params: unknown[],
+    { limit, offset }: { limit: number; offset: number },
+    sort: CatalogueSort,
+  ): Promise<{ total: number; plugins: UserPlugin[] }> {
+    const found = (await this.plugins.query(
+      `SELECT \`id\`, COUNT(1) OVER () AS \`cnt\` FROM \`user_plugins\` WHERE ${where} ` +
+        `ORDER BY ${orderBy(sort)} LIMIT ? OFFSET ?`,
+      [...params, limit, offset],
+    )) as Array<{ id: number | string; cnt: number | string }>;
+    if (found.length === 0) {
+      if (offset === 0) return { total: 0, plugins: [] };
+      const [counted] = (await this.plugins.query(
+        `SELECT COUNT(1) AS \`cnt\` FROM \`user_plugins\` WHERE ${where}`,
+        params,
+      )) as Array<{ cnt: number | string }>;
+      return { total: Number(counted?.cnt ?? 0), plugins: [] };
+    }
+    const rows = (await this.plugins.query(
+      `SELECT ${this.listed().select} FROM \`user_plugins\` WHERE \`id\` IN (${found.map(() => '?').join(', ')}) ` +
+        `ORDER BY ${orderBy(sort)}`,
+      found.map((row) => row.id),
+    )) as Array<Record<string, unknown>>;
+    return { total: Number(found[0].cnt), plugins: rows.map((row) => this.fromRow(row)) };
+  }
+
+  /**
+   * `q` through the search index (plugin-search-index.ts): null when no plugin can match. Up to
+   * three characters, the gram range is the answer; longer, the plugins with the query's rarest
+   * trigram (a probe of a few bounded index ranges finds it) are checked for the text itself.
+   */
+  private async searchCondition(q: string): Promise<{ sql: string; params: unknown[] } | null> {
+    const plan = searchPlan(q);
+    if (plan.kind === 'range') {
+      return {
+        sql: '`id` IN (SELECT g.`plugin_id` FROM `plugin_grams` g WHERE g.`gram` >= ? AND g.`gram` < ?)',
+        params: [plan.from, plan.to],
+      };
+    }
+    const counts = await gramCounts(
+      (sql, params) => this.plugins.query(sql, params),
+      probedGrams(plan.grams),
+    );
+    const [rarest, fewest] = [...counts.entries()].sort((a, b) => a[1] - b[1])[0];
+    if (fewest === 0) return null;
+    // One subquery that does not refer to the outer row: run once, not once per plugin.
+    return {
+      sql:
+        '`id` IN (SELECT s.`plugin_id` FROM `plugin_search` s WHERE s.`plugin_id` IN ' +
+        '(SELECT g.`plugin_id` FROM `plugin_grams` g WHERE g.`gram` = ?) AND ' +
+        '(INSTR(s.`name`, ?) > 0 OR INSTR(s.`description`, ?) > 0 OR INSTR(s.`author`, ?) > 0))',
+      params: [rarest, plan.text, plan.text, plan.text],
+    };
+  }
+
+  /**
+   * A page of the matching rows, newest first, with the count over all pages. The page's ids
+   * are found first (from an index alone when one covers the filter) and only those rows are
+   * read. A page past the middle is found from the other end, so the last page costs what the
+   * first does; a page past the end costs nothing more than the count.
+   */
   private async page(
     where: string,
     params: unknown[],
     { limit, offset }: { limit: number; offset: number },
-    orderBy: string = ORDER_BY.newest,
+    sort: CatalogueSort = 'newest',
   ): Promise<{ total: number; plugins: UserPlugin[] }> {
     const [counted] = (await this.plugins.query(
       `SELECT COUNT(1) AS \`cnt\` FROM \`user_plugins\` WHERE ${where}`,
       params,
     )) as Array<{ cnt: number | string }>;
+    const total = Number(counted?.cnt ?? 0);
+    if (offset >= total) return { total, plugins: [] };
+    const fromEnd = Math.max(0, total - offset - limit);
+    const backwards = fromEnd < offset;
+    const window = backwards ? { limit: total - offset - fromEnd, offset: fromEnd } : { limit, offset };
     const rows = (await this.plugins.query(
-      `SELECT ${this.listed().select} FROM \`user_plugins\` WHERE ${where} ` +
-        `ORDER BY ${orderBy} LIMIT ? OFFSET ?`,
-      [...params, limit, offset],
+      `SELECT ${this.listed().select} FROM \`user_plugins\` WHERE \`id\` IN (SELECT \`id\` FROM ` +
+        `(SELECT \`id\` FROM \`user_plugins\` WHERE ${where} ORDER BY ${orderBy(sort, backwards)} ` +
+        `LIMIT ? OFFSET ?) AS \`page\`) ORDER BY ${orderBy(sort)}`,
+      [...params, window.limit, window.offset],
     )) as Array<Record<string, unknown>>;
-    return { total: Number(counted?.cnt ?? 0), plugins: rows.map((row) => this.fromRow(row)) };
+    return { total, plugins: rows.map((row) => this.fromRow(row)) };
   }
 
   /** The listed columns' metadata, found once: TypeORM searches a list on every lookup. */
@@ -183,12 +302,9 @@ export class PluginsRepository {
     return this.page('`user_id` = ?', [userId], page);
   }
 
-  /** Names compare without case on every database, as the unique index does. */
+  /** Names compare as user names do (identityKey), on every database alike, as the unique index does. */
   nameTaken(name: string): Promise<boolean> {
-    return this.plugins
-      .createQueryBuilder('plugin')
-      .where('LOWER(plugin.name) = LOWER(:name)', { name })
-      .getExists();
+    return this.plugins.existsBy({ nameKey: identityKey(name) });
   }
 
   countPending(userId: number, manager: EntityManager = this.plugins.manager): Promise<number> {
@@ -206,6 +322,8 @@ export class PluginsRepository {
     // insert the id its rolled-back run was given.
     const result = await manager.insert(UserPlugin, { ...plugin });
     plugin.id = Number((result.identifiers[0] as { id: number | string }).id);
+    // Its search and tag index rows, in the same transaction.
+    await indexPlugins(runner(manager), [plugin]);
   }
 
   /**
@@ -217,13 +335,28 @@ export class PluginsRepository {
     return manager.findOneBy(UserPlugin, { id });
   }
 
+  /** A change to an indexed field (none of today's writes makes one) re-indexes the plugin. */
   async update(manager: EntityManager, id: number, values: Partial<UserPlugin>): Promise<void> {
     await manager.update(UserPlugin, { id }, values);
+    if (INDEXED_FIELDS.some((field) => values[field] !== undefined)) {
+      const plugin = await manager.findOneBy(UserPlugin, { id });
+      if (plugin) await reindexPlugin(runner(manager), plugin);
+    }
   }
 
   /** Its versions, approvals and ratings go with it (foreign keys); its audit entries stay. */
   async delete(manager: EntityManager, id: number): Promise<void> {
+    await unindexPlugin(runner(manager), id);
     await manager.delete(UserPlugin, { id });
+  }
+
+  /**
+   * Indexes the plugins that have no index rows (written by a replica on older code), a batch
+   * per transaction; how many. Run at start-up; the migration indexed the rest.
+   */
+  indexUnindexed(): Promise<number> {
+    const manager = this.plugins.manager;
+    return indexUnindexed(runner(manager), (work) => manager.transaction((inner) => work(runner(inner))));
   }
 
   /** What the manifest lists: approved, with a digest, and a file that is there and unaltered. */
@@ -258,9 +391,21 @@ export class PluginsRepository {
     return Boolean(updated.affected);
   }
 
-  /** What the reconciler compares with the plugin directory: every row's file. */
-  files(): Promise<Array<Pick<UserPlugin, 'id' | 'name' | 'filePath' | 'fileMissingAt'>>> {
-    return this.plugins.find({ select: { id: true, name: true, filePath: true, fileMissingAt: true } });
+  /**
+   * What the reconciler compares with the plugin directory: every row's file, and whether it
+   * is marked missing. Plain rows, not entities: at 100,000 plugins hydration alone took
+   * longer than the rest of a start.
+   */
+  async files(): Promise<Array<{ id: number; name: string; filePath: string; fileMissing: boolean }>> {
+    const rows = (await this.plugins.query(
+      'SELECT `id`, `name`, `file_path`, `file_missing_at` FROM `user_plugins`',
+    )) as Array<{ id: number | string; name: string; file_path: string; file_missing_at: unknown }>;
+    return rows.map((row) => ({
+      id: Number(row.id),
+      name: row.name,
+      filePath: row.file_path,
+      fileMissing: row.file_missing_at !== null,
+    }));
   }
 
   hasRowForFile(filePath: string): Promise<boolean> {

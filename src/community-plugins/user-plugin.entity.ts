@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { MAX_IDENTITY_KEY_LENGTH } from '../users/identity-key';
 import {
   DEFAULT_VERSION,
   EXECUTION_TIMEOUT,
@@ -11,10 +12,9 @@ import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
 /** Room for the most tags with their commas: `,` + 10 x (32 + `,`). */
 const TAGS_COLUMN_LENGTH = 1 + MAX_TAGS * (TAG_MAX_LENGTH + 1) + 9;
 
-/** The stored form of a tag list, and the LIKE pattern body that finds one tag in it. */
+/** The stored form of a tag list (the views read it; `tag=` reads plugin_tags). */
 export const storedTags = (tags: readonly string[]): string =>
   tags.length === 0 ? '' : `,${tags.join(',')},`;
-export const storedTag = (tag: string): string => `,${tag},`;
 
 const TAGS_TRANSFORMER = {
   to: (tags: readonly string[] | undefined) => (tags === undefined ? undefined : storedTags(tags)),
@@ -36,6 +36,14 @@ export class UserPlugin {
 
   @Column({ type: 'varchar', length: 128 })
   name!: string;
+
+  /**
+   * identityKey(name): names compare as user names do (NFKC and case folding), under a unique
+   * index. Null only for an old row whose name collided with an older one (reported when the
+   * key was added): it keeps its name, and no new plugin can take it.
+   */
+  @Column({ name: 'name_key', type: 'varchar', length: MAX_IDENTITY_KEY_LENGTH, nullable: true })
+  nameKey!: string | null;
 
   @Column({ type: 'text' })
   description!: string;
@@ -74,7 +82,10 @@ export class UserPlugin {
   @Column({ type: 'varchar', length: VERSION_MAX_LENGTH, default: DEFAULT_VERSION })
   version!: string;
 
-  /** Stored as `,tag1,tag2,` (empty for none), so one LIKE finds a whole tag on every database. */
+  /**
+   * Stored as `,tag1,tag2,` (empty for none), in their order, for the views; `tag=` finds a
+   * plugin through its rows in plugin_tags (plugin-search-index.ts), written with this column.
+   */
   @Column({ type: 'varchar', length: TAGS_COLUMN_LENGTH, default: '', transformer: TAGS_TRANSFORMER })
   tags!: string[];
 
@@ -113,4 +124,13 @@ export class UserPlugin {
   /** Null only on rows from before the column existed; views fall back to created_at. */
   @Column({ name: 'updated_at', type: 'datetime', precision: 3, nullable: true })
   updatedAt!: Date | null;
+
+  /**
+   * Not a column: the re-check's verdict on the served file (issue 18), attached for the admin
+   * view only by PluginViewInterceptor; undefined elsewhere.
+   */
+  recheck?: {
+    rulesVersion: number;
+    findings: Array<{ rule: string; message: string; line: number; column: number }>;
+  } | null;
 }

@@ -21,6 +21,9 @@ export function dataSourceOptions(database: DatabaseConfig, queryTimeoutMs: numb
       prepareDatabase: (db: { pragma(source: string): unknown }) => {
         db.pragma('journal_mode = WAL');
         db.pragma('foreign_keys = ON');
+        // 64 MB of page cache instead of 2: a catalogue search at 100,000 plugins reads rows of
+        // three tables, and with the default it read the same pages from the OS again each time.
+        db.pragma('cache_size = -65536');
         // A write lock held elsewhere (svc-admin, a backup) is waited for this long, then the
         // request answers 503; better-sqlite3 waits on the event loop, so it is kept short.
         db.pragma(`busy_timeout = ${Math.min(queryTimeoutMs, 5000)}`);

@@ -7,14 +7,14 @@ import { dataSourceOptions } from './data-source-options';
 import { installAutocommitRetry } from './deadlock';
 import { Installation } from './installation';
 import { QueryDeadline } from './query-deadline';
-import { SchemaMigrator, SCHEMA_UPGRADED_ENTITIES } from './schema-migrator';
-import type { UpgradedEntity } from './schema-upgrade';
+import { SchemaMigrator, SCHEMA_UPGRADE } from './schema-migrator';
+import type { SchemaUpgrade } from './schema-upgrade';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
 import { Transactions } from './transactions';
 
 export interface DatabaseModuleOptions {
-  /** The entities whose older tables are brought up to date (see schema-upgrade.ts). */
-  upgradedEntities: readonly UpgradedEntity[];
+  /** The entities whose older tables are brought up to date, and how (see schema-upgrade.ts). */
+  upgrade: SchemaUpgrade;
   /**
    * `at-start`: the API migrates before it serves. `on-demand`: nothing is migrated until
    * SchemaMigrator.bringUpToDate() is called, so svc-admin's read-only commands write nothing.
@@ -43,7 +43,7 @@ export class DatabaseModule {
             installAutocommitRetry(dataSource);
             if (options.migrate === 'at-start') {
               try {
-                await new SchemaMigrator(dataSource, options.upgradedEntities).bringUpToDate();
+                await new SchemaMigrator(dataSource, options.upgrade).bringUpToDate();
               } catch (error) {
                 await dataSource.destroy();
                 throw error;
@@ -58,7 +58,7 @@ export class DatabaseModule {
         Transactions,
         Installation,
         SchemaMigrator,
-        { provide: SCHEMA_UPGRADED_ENTITIES, useValue: options.upgradedEntities },
+        { provide: SCHEMA_UPGRADE, useValue: options.upgrade },
       ],
       exports: [Transactions, SchemaMigrator, Installation],
     };

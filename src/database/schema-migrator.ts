@@ -3,9 +3,10 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { migrate } from './migrate';
 import { withoutQueryDeadline } from './query-deadline';
-import { upgradeSchema, UpgradedEntity } from './schema-upgrade';
+import { upgradeSchema } from './schema-upgrade';
+import type { SchemaUpgrade } from './schema-upgrade';
 
-export const SCHEMA_UPGRADED_ENTITIES = Symbol('schema-upgraded-entities');
+export const SCHEMA_UPGRADE = Symbol('schema-upgrade');
 
 /** The migrations, then the in-place upgrade of older tables: what a start that writes runs first. */
 @Injectable()
@@ -14,7 +15,7 @@ export class SchemaMigrator {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    @Inject(SCHEMA_UPGRADED_ENTITIES) private readonly entities: readonly UpgradedEntity[],
+    @Inject(SCHEMA_UPGRADE) private readonly upgrade: SchemaUpgrade,
   ) {}
 
   /** Once per process; both steps are no-ops on a schema that is already current. */
@@ -22,7 +23,7 @@ export class SchemaMigrator {
     // Exempt from the query deadline: a migration may rightly take longer than any request.
     this.done ??= withoutQueryDeadline(async () => {
       await migrate(this.dataSource);
-      await upgradeSchema(this.dataSource, this.entities);
+      await upgradeSchema(this.dataSource, this.upgrade);
     });
     return this.done;
   }

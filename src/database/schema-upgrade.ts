@@ -11,6 +11,15 @@ const UPGRADE_LOCK: NamedLock = { name: 'svc_api_schema_upgrade', guards: 'schem
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export type UpgradedEntity = EntityTarget<ObjectLiteral> & Function;
 
+/** What a column added here cannot say by its default alone (values computed from other columns, an index). */
+export type SchemaUpgradeStep = (queryRunner: QueryRunner) => Promise<void>;
+
+/** The entities whose older tables are brought up to date, and the steps that complete them after. */
+export interface SchemaUpgrade {
+  entities: readonly UpgradedEntity[];
+  steps: readonly SchemaUpgradeStep[];
+}
+
 /**
  * Runs at every start, after the migrations: each column that an upgraded entity expects and
  * its table lacks is added with the entity's default, so an install whose tables are older
@@ -21,7 +30,7 @@ export type UpgradedEntity = EntityTarget<ObjectLiteral> & Function;
  */
 export async function upgradeSchema(
   dataSource: DataSource,
-  entities: readonly UpgradedEntity[],
+  { entities, steps }: SchemaUpgrade,
 ): Promise<void> {
   const logger = new Logger('SchemaUpgrade');
   // Replicas that start together take turns, so no column is added twice.
@@ -29,6 +38,7 @@ export async function upgradeSchema(
     for (const entity of entities) {
       await addMissingColumns(queryRunner, await metadataOf(dataSource, entity), logger);
     }
+    for (const step of steps) await step(queryRunner);
   });
 }
 

@@ -12,23 +12,28 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyRequest as Request } from 'fastify';
 import { createHash } from 'node:crypto';
 import { Observable, tap } from 'rxjs';
+import { AccountService } from '../account/account.service';
 import { identityKey } from '../users/identity-key';
 import { UsersService } from '../users/users.service';
 import type { AccountResponse } from '../common/envelopes';
 import { readParam } from '../common/request-params';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { Limit, RateLimiter, Taken } from './rate-limiter';
+import { accountFailureKey, Limit, RateLimiter, Taken } from './rate-limiter';
 
 const MINUTE_MS = 60_000;
 
 /** Requests per client address, per route. */
 export const ADDRESS_LIMIT: Limit = { limit: 30, windowMs: MINUTE_MS };
-/** Requests per account, per route, where a request sends mail or makes an account. */
+/** Requests per account, per route, where a request sends an activation mail or makes an account. */
 export const ACCOUNT_REQUEST_LIMIT: Limit = { limit: 10, windowMs: 15 * MINUTE_MS };
-/** Failed guesses (password or OTP) at one account from one address, all routes together. */
+/** OTP requests naming one identifier from one address: a stranger's share. */
+export const OTP_PAIR_REQUEST_LIMIT: Limit = { limit: 5, windowMs: 15 * MINUTE_MS };
+/** OTP requests naming one identifier from every address together: the owner's share stays. */
+export const OTP_IDENTIFIER_REQUEST_LIMIT: Limit = { limit: 30, windowMs: 60 * MINUTE_MS };
+/** Failed guesses (password or OTP) naming one identifier from one address, all routes together. */
 export const PAIR_FAILURE_LIMIT: Limit = { limit: 10, windowMs: 15 * MINUTE_MS };
-/** Failed guesses at one account from everywhere: the ASVS bound of 100 an hour. */
+/** Failed logins at one account from everywhere: the ASVS bound of 100 an hour. Past it the account locks. */
 export const ACCOUNT_FAILURE_LIMIT: Limit = { limit: 100, windowMs: 60 * MINUTE_MS };
 
 export interface AccountLimitPolicy {
@@ -37,24 +42,36 @@ export interface AccountLimitPolicy {
   /** The request argument that names the account. */
   identifier: 'emailOrUsername' | 'email';
   /**
-   * Answers that are failed guesses: such routes are limited by failures per account and
-   * address and per account, so a stranger's guesses do not lock the owner out. Without
-   * them every request counts against the account.
+   * Answers that are failed guesses: such routes are limited by failures per identifier and
+   * address, so a stranger's guesses do not lock the owner out. Without them the route is
+   * limited by requests (see `perIdentifier`).
    */
   failures?: readonly string[];
+  /** Failed guesses also count against the account's ASVS bound, past which it is locked (login). */
+  locksAccount?: boolean;
+  /**
+   * Requests are counted per (identifier, address) and per identifier (OTP generation),
+   * instead of per account: so a stranger spends only their own share, and no answer depends
+   * on whether two identifiers name one account.
+   */
+  perIdentifier?: boolean;
 }
 
 const POLICY = Symbol('account-limit-policy');
 
-/** Limits an account endpoint per client address and per the account its identifier names. */
+/** Limits an account endpoint per client address and per the identifier or account it names. */
 export const AccountRateLimit = (policy: AccountLimitPolicy) =>
   applyDecorators(SetMetadata(POLICY, policy), UseInterceptors(AccountRateLimitInterceptor));
 
 /**
  * Counts are taken before the handler runs, so requests sent at once cannot overrun a limit;
- * a reserved failure is handed back when the answer turns out not to be one. Keys name the
- * account the identifier resolves to (any spelling of its email or name shares one budget),
- * or for an unknown identifier its normalised text.
+ * a reserved failure is handed back when the answer turns out not to be one.
+ *
+ * Keys that count guesses and OTP requests name the identifier as sent, normalised
+ * (identityKey, so every spelling of one email or name shares a budget), never the account
+ * it resolves to: an answer must not tell whether a username and an email name one account.
+ * Only the ASVS bound on failed logins counts by account; reaching it locks the account
+ * (AccountService.lockAccount) instead of refusing anyone with 429.
  */
 @Injectable()
 export class AccountRateLimitInterceptor implements NestInterceptor {
@@ -62,6 +79,7 @@ export class AccountRateLimitInterceptor implements NestInterceptor {
     private readonly limiter: RateLimiter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly users: UsersService,
+    private readonly accounts: AccountService,
     private readonly reflector: Reflector,
   ) {}
 
@@ -88,32 +106,63 @@ export class AccountRateLimitInterceptor implements NestInterceptor {
   /** Takes every hit the request needs; refuses past a limit. Returns the failure hits to hand back. */
   private async reserve(policy: AccountLimitPolicy, request: Request, address: string): Promise<Taken[]> {
     await this.limiter.take(`addr:${policy.route}:${address}`, ADDRESS_LIMIT);
-    const account = await this.accountKey(policy, request);
-    if (account === null) return [];
-    if (!policy.failures) {
-      await this.limiter.take(`req:${policy.route}:${account}`, ACCOUNT_REQUEST_LIMIT);
+    const identifier = readParam(request, policy.identifier);
+    if (!identifier) return [];
+    if (policy.perIdentifier) {
+      const text = textKey(identifier);
+      const pair = await this.limiter.take(`req:${policy.route}:${text}:${address}`, OTP_PAIR_REQUEST_LIMIT);
+      try {
+        await this.limiter.take(`req:${policy.route}:${text}`, OTP_IDENTIFIER_REQUEST_LIMIT);
+      } catch (error) {
+        await this.limiter.giveBack(pair);
+        throw error;
+      }
       return [];
     }
-    const pair = await this.limiter.take(`fail:${account}:${address}`, PAIR_FAILURE_LIMIT);
+    if (!policy.failures) {
+      await this.limiter.take(
+        `req:${policy.route}:${await this.accountKey(policy, identifier)}`,
+        ACCOUNT_REQUEST_LIMIT,
+      );
+      return [];
+    }
+    const pair = await this.limiter.take(`fail:${textKey(identifier)}:${address}`, PAIR_FAILURE_LIMIT);
+    if (!policy.locksAccount) return [pair];
     try {
-      return [pair, await this.limiter.take(`fail:${account}`, ACCOUNT_FAILURE_LIMIT)];
+      return [pair, ...(await this.countAgainstAccount(identifier))];
     } catch (error) {
       await this.limiter.giveBack(pair);
       throw error;
     }
   }
 
-  private async accountKey(policy: AccountLimitPolicy, request: Request): Promise<string | null> {
-    const identifier = readParam(request, policy.identifier);
-    if (!identifier) return null;
+  /**
+   * One hit on the account's ASVS count. When the hour already holds the bound, the account
+   * is locked (once, with a mail to its owner) and the request goes on: it is refused as a
+   * wrong password whatever it carries, so the answer is the same as below the bound.
+   */
+  private async countAgainstAccount(identifier: string): Promise<Taken[]> {
+    const user = await this.users.findByEmailOrName(identifier);
+    if (!user) return [];
+    const taken = await this.limiter.tryTake(accountFailureKey(user.id), ACCOUNT_FAILURE_LIMIT);
+    if (taken) return [taken];
+    await this.accounts.lockAccount(user.id);
+    return [];
+  }
+
+  /** The account an email names, or for an unknown one its normalised text. */
+  private async accountKey(policy: AccountLimitPolicy, identifier: string): Promise<string> {
     const user =
       policy.identifier === 'email'
         ? await this.users.findByEmail(identifier)
         : await this.users.findByEmailOrName(identifier);
-    if (user) return `user:${user.id}`;
-    // Hashed, so a huge identifier makes a short key.
-    return `text:${createHash('sha256').update(identityKey(identifier)).digest('base64url')}`;
+    return user ? `user:${user.id}` : textKey(identifier);
   }
+}
+
+/** The normalised identifier, hashed so a huge identifier makes a short key. */
+function textKey(identifier: string): string {
+  return `text:${createHash('sha256').update(identityKey(identifier)).digest('base64url')}`;
 }
 
 function isFailure(body: AccountResponse | undefined, failures: readonly string[] | undefined): boolean {

@@ -30,6 +30,14 @@ describe('MemoryRateLimitStore', () => {
     if (first.ok) await store.release('r', first.hit);
     expect((await store.acquire('r', 1, 1000)).ok).toBe(true);
   });
+
+  it('forgets every hit of a cleared key', async () => {
+    now = 20_000;
+    for (let i = 0; i < 2; i += 1) await store.acquire('c', 2, 1000);
+    expect((await store.acquire('c', 2, 1000)).ok).toBe(false);
+    await store.clear('c');
+    expect((await store.acquire('c', 2, 1000)).ok).toBe(true);
+  });
 });
 
 describeNeeding(redisLack(), 'RedisRateLimitStore (the test suite’s Redis database)', () => {
@@ -60,5 +68,12 @@ describeNeeding(redisLack(), 'RedisRateLimitStore (the test suite’s Redis data
     expect((await store.acquire('one', 1, 60_000)).ok).toBe(false);
     if (first.ok) await store.release('one', first.hit);
     expect((await store.acquire('one', 1, 60_000)).ok).toBe(true);
+  });
+
+  it('forgets every hit of a cleared key', async () => {
+    for (let i = 0; i < 2; i += 1) await store.acquire('cleared', 2, 60_000);
+    expect((await store.acquire('cleared', 2, 60_000)).ok).toBe(false);
+    await store.clear('cleared');
+    expect((await store.acquire('cleared', 2, 60_000)).ok).toBe(true);
   });
 });

@@ -11,6 +11,8 @@ export interface RateLimitStore {
   acquire(key: string, limit: number, windowMs: number): Promise<Acquired>;
   /** Takes a recorded hit back (a reserved attempt that turned out not to count). */
   release(key: string, hit: string): Promise<void>;
+  /** Forgets every hit on `key` (a count its owner has cleared, e.g. by a password reset). */
+  clear(key: string): Promise<void>;
 }
 
 export const RATE_LIMIT_STORE = Symbol('RATE_LIMIT_STORE');
@@ -48,6 +50,11 @@ export class MemoryRateLimitStore implements RateLimitStore {
         key,
         hits.filter((each) => each.id !== hit),
       );
+    return Promise.resolve();
+  }
+
+  clear(key: string): Promise<void> {
+    this.hits.delete(key);
     return Promise.resolve();
   }
 

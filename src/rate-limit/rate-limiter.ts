@@ -8,6 +8,11 @@ export interface Limit {
   windowMs: number;
 }
 
+/** The key of an account's failed logins from everywhere (the ASVS bound; see account-rate-limit.ts). */
+export function accountFailureKey(userId: number): string {
+  return `fail:user:${userId}`;
+}
+
 /** A recorded hit, to hand back if the attempt turns out not to count. */
 export interface Taken {
   key: string;
@@ -24,6 +29,17 @@ export class RateLimiter {
     const acquired = await this.reach(() => this.store.acquire(key, limit, windowMs));
     if (!acquired.ok) throw tooManyRequests(acquired.retryAfterMs);
     return { key, hit: acquired.hit };
+  }
+
+  /** One hit on `key` if `limit` allows it; null (no error) when the window is full. */
+  async tryTake(key: string, { limit, windowMs }: Limit): Promise<Taken | null> {
+    const acquired = await this.reach(() => this.store.acquire(key, limit, windowMs));
+    return acquired.ok ? { key, hit: acquired.hit } : null;
+  }
+
+  /** Forgets every hit on `key`. */
+  clear(key: string): Promise<void> {
+    return this.reach(() => this.store.clear(key));
   }
 
   /** Hands back a hit that turned out not to count. */

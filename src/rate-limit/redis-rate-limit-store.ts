@@ -67,6 +67,10 @@ export class RedisRateLimitStore implements RateLimitStore {
     await this.redis.zrem(key, hit);
   }
 
+  async clear(key: string): Promise<void> {
+    await this.redis.del(key);
+  }
+
   async close(): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }

@@ -53,19 +53,26 @@ export class User {
   @Column({ name: 'otp_failed_attempts', type: 'int', default: 0 })
   otpFailedAttempts!: number;
 
-  /** OTPs issued in the hour window that started at otpHourStart. */
+  /** Failed checks of replaced OTPs in the hour window that started at otpHourStart (see OtpService.issue). */
   @Column({ name: 'otp_hour_start', type: 'datetime', precision: 3, nullable: true })
   otpHourStart!: Date | null;
 
   @Column({ name: 'otp_hour_count', type: 'int', default: 0 })
   otpHourCount!: number;
 
-  /** OTPs issued in the day window that started at otpDayStart. */
+  /** Failed checks of replaced OTPs in the day window that started at otpDayStart. */
   @Column({ name: 'otp_day_start', type: 'datetime', precision: 3, nullable: true })
   otpDayStart!: Date | null;
 
   @Column({ name: 'otp_day_count', type: 'int', default: 0 })
   otpDayCount!: number;
+
+  /**
+   * Set when the account passed the bound on failed logins (see AccountLocks): login is
+   * refused until the owner sets a new password through the OTP mail, which clears it.
+   */
+  @Column({ name: 'locked_at', type: 'datetime', precision: 3, nullable: true })
+  lockedAt!: Date | null;
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, In, LessThan, QueryDeepPartialEntity, Repository } from 'typeorm';
+import { EntityManager, In, IsNull, LessThan, Not, QueryDeepPartialEntity, Repository } from 'typeorm';
 import { persistedValue } from '../database/persisted-value';
 import { UserLoginToken } from './user-login-token.entity';
 import { User } from './user.entity';
@@ -21,14 +21,14 @@ export interface AdminSummary {
   email: string;
 }
 
-/** An OTP issue: the new secret, and the windows and limits its conditional write checks. */
+/** A new OTP: its secret and issue time, and the issue windows as they stand with it counted. */
 export interface OtpIssue {
   secret: string;
-  now: Date;
-  hourAgo: Date;
-  dayAgo: Date;
-  perHour: number;
-  perDay: number;
+  issuedAt: Date;
+  hourStart: Date;
+  hourCount: number;
+  dayStart: Date;
+  dayCount: number;
 }
 
 /**
@@ -95,16 +95,20 @@ export class UsersRepository {
     return Boolean(result.affected);
   }
 
-  async setAdmin(id: number, isAdmin: boolean): Promise<void> {
-    await this.users.update({ id }, { isAdmin });
+  /** Conditional, so of two demotions at once only one changes the row (and is recorded). */
+  async demoteIfAdmin(manager: EntityManager, id: number): Promise<boolean> {
+    const result = await manager.update(User, { id, isAdmin: true }, { isAdmin: false });
+    return Boolean(result.affected);
   }
 
-  async setDeactivatedAt(
-    id: number,
-    at: Date | null,
-    manager: EntityManager = this.users.manager,
-  ): Promise<void> {
-    await manager.update(User, { id }, { deactivatedAt: at });
+  async deactivateIfInService(manager: EntityManager, id: number, at: Date): Promise<boolean> {
+    const result = await manager.update(User, { id, deactivatedAt: IsNull() }, { deactivatedAt: at });
+    return Boolean(result.affected);
+  }
+
+  async reactivateIfDeactivated(manager: EntityManager, id: number): Promise<boolean> {
+    const result = await manager.update(User, { id, deactivatedAt: Not(IsNull()) }, { deactivatedAt: null });
+    return Boolean(result.affected);
   }
 
   async markEmailConfirmed(manager: EntityManager, id: number): Promise<void> {
@@ -129,39 +133,29 @@ export class UsersRepository {
   // ----- the password-reset OTP (columns of users) -----
 
   /**
-   * Issues an OTP if the hour and day windows allow one, in one conditional UPDATE, so
-   * issues sent at once cannot exceed the limits. False when a limit refused it.
+   * Writes a new OTP (fresh secret, no failures) and its issue counts; the caller holds the
+   * user's row lock (lockUser) and has checked the issue windows.
    */
-  async issueOtp(manager: EntityManager, userId: number, issue: OtpIssue): Promise<boolean> {
-    const hourOpen = '(otp_hour_start IS NULL OR otp_hour_start <= :hourAgo)';
-    const dayOpen = '(otp_day_start IS NULL OR otp_day_start <= :dayAgo)';
-    const issued = await manager
-      .createQueryBuilder()
-      .update(User)
-      .set({
-        // MySQL applies assignments in order and lets later ones see earlier results, so each
-        // count is assigned before the window start that its condition reads.
-        otpHourCount: () => `CASE WHEN ${hourOpen} THEN 1 ELSE otp_hour_count + 1 END`,
-        otpHourStart: () => `CASE WHEN ${hourOpen} THEN :now ELSE otp_hour_start END`,
-        otpDayCount: () => `CASE WHEN ${dayOpen} THEN 1 ELSE otp_day_count + 1 END`,
-        otpDayStart: () => `CASE WHEN ${dayOpen} THEN :now ELSE otp_day_start END`,
+  async writeOtpIssue(manager: EntityManager, userId: number, issue: OtpIssue): Promise<void> {
+    await manager.update(
+      User,
+      { id: userId },
+      {
         otpSecretKey: issue.secret,
-        otpIssuedAt: issue.now,
+        otpIssuedAt: issue.issuedAt,
         otpFailedAttempts: 0,
-      })
-      .where(
-        `id = :id AND (${hourOpen} OR otp_hour_count < :perHour) AND (${dayOpen} OR otp_day_count < :perDay)`,
-      )
-      .setParameters({
-        id: userId,
-        now: this.dbDate(issue.now),
-        hourAgo: this.dbDate(issue.hourAgo),
-        dayAgo: this.dbDate(issue.dayAgo),
-        perHour: issue.perHour,
-        perDay: issue.perDay,
-      })
-      .execute();
-    return Boolean(issued.affected);
+        otpHourStart: issue.hourStart,
+        otpHourCount: issue.hourCount,
+        otpDayStart: issue.dayStart,
+        otpDayCount: issue.dayCount,
+      },
+    );
+  }
+
+  /** Locks the account if it is not locked yet: true for the one request that did. */
+  async lockIfUnlocked(manager: EntityManager, userId: number, at: Date): Promise<boolean> {
+    const result = await manager.update(User, { id: userId, lockedAt: IsNull() }, { lockedAt: at });
+    return Boolean(result.affected);
   }
 
   /**

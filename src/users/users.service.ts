@@ -18,6 +18,8 @@ export class UnknownEmailError extends Error {
 }
 
 export type RoleChange = 'changed' | 'unchanged';
+/** Writes the record of an account change inside the change's transaction (svc-admin's audit entry). */
+export type ChangeRecorder = (manager: EntityManager, user: User) => Promise<void>;
 
 /**
  * The rules about users that the API and svc-admin share: how a user is found (by the
@@ -111,49 +113,67 @@ export class UsersService {
     }
   }
 
-  /** svc-admin promote: the same rule as start-up promotion. */
-  async promote(email: string): Promise<{ change: RoleChange; passwordCleared: boolean }> {
+  /**
+   * svc-admin promote: the same rule as start-up promotion. `record` runs in the change's own
+   * transaction, so a change is never made without its audit entry, nor recorded twice.
+   */
+  async promote(
+    email: string,
+    record: ChangeRecorder,
+  ): Promise<{ change: RoleChange; passwordCleared: boolean }> {
     const user = await this.findOrFail(email);
     let passwordCleared = false;
     const changed = await this.transactions.run(async (manager) => {
+      passwordCleared = false;
       if (!(await this.users.promoteIfNotAdmin(manager, user.id))) return false;
       passwordCleared = await this.applyPromotion(manager, user);
+      await record(manager, user);
       return true;
     });
     return { change: changed ? 'changed' : 'unchanged', passwordCleared };
   }
 
-  demote(email: string): Promise<RoleChange> {
-    return this.setAdmin(email, false);
+  demote(email: string, record: ChangeRecorder): Promise<RoleChange> {
+    return this.changeIf(email, record, (manager, user) => this.users.demoteIfAdmin(manager, user.id));
   }
 
   /** Takes the account out of service: login is refused and every token dies in the same transaction. */
-  async deactivate(email: string): Promise<RoleChange> {
-    const user = await this.findOrFail(email);
-    if (user.deactivatedAt) return 'unchanged';
-    await this.transactions.run(async (manager) => {
-      await this.users.setDeactivatedAt(user.id, this.clock.now(), manager);
+  deactivate(email: string, record: ChangeRecorder): Promise<RoleChange> {
+    return this.changeIf(email, record, async (manager, user) => {
+      if (!(await this.users.deactivateIfInService(manager, user.id, this.clock.now()))) return false;
       await this.users.revokeAllTokens(manager, user.id);
+      return true;
     });
-    return 'changed';
   }
 
   /** Puts the account back in service; an email never confirmed still has to be. */
-  async activate(email: string): Promise<{ change: RoleChange; emailConfirmed: boolean }> {
-    const user = await this.findOrFail(email);
-    if (user.deactivatedAt) await this.users.setDeactivatedAt(user.id, null);
-    return { change: user.deactivatedAt ? 'changed' : 'unchanged', emailConfirmed: user.isActive };
+  async activate(
+    email: string,
+    record: ChangeRecorder,
+  ): Promise<{ change: RoleChange; emailConfirmed: boolean }> {
+    const change = await this.changeIf(email, record, (manager, user) =>
+      this.users.reactivateIfDeactivated(manager, user.id),
+    );
+    return { change, emailConfirmed: (await this.findOrFail(email)).isActive };
   }
 
   listAdmins(): Promise<AdminSummary[]> {
     return this.users.listAdmins();
   }
 
-  private async setAdmin(email: string, isAdmin: boolean): Promise<RoleChange> {
+  /** One conditional change and its record in one transaction; 'unchanged' when the condition failed. */
+  private async changeIf(
+    email: string,
+    record: ChangeRecorder,
+    change: (manager: EntityManager, user: User) => Promise<boolean>,
+  ): Promise<RoleChange> {
     const user = await this.findOrFail(email);
-    if (user.isAdmin === isAdmin) return 'unchanged';
-    await this.users.setAdmin(user.id, isAdmin);
-    return 'changed';
+    const changed = await this.transactions.run(async (manager) => {
+      if (!(await change(manager, user))) return false;
+      await record(manager, user);
+      return true;
+    });
+    return changed ? 'changed' : 'unchanged';
   }
 
   private async findOrFail(email: string): Promise<User> {

@@ -33,6 +33,8 @@ export const ADMIN_VIEW_KEYS = [
   'file_altered',
   'file_missing',
   'pending_version',
+  'recheck_findings',
+  'recheck_rules_version',
   'reviewed_at',
   'reviewed_by_user_id',
 ].sort();

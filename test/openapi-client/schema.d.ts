@@ -922,6 +922,12 @@ export interface components {
             rating: number;
             ratings_count: number;
         };
+        FindingView: {
+            rule: string;
+            message: string;
+            line: number;
+            column: number;
+        };
         /** @description What admins see */
         AdminPlugin: {
             id: number;
@@ -978,6 +984,10 @@ export interface components {
             file_altered: boolean;
             /** @description The version waiting for review, if any */
             pending_version: string | null;
+            /** @description What the validator rules of `recheck_rules_version` find in the served file when approved plugins are judged again (empty: it passes); null when it has not been re-checked. A plugin flagged by the current rules stays approved and is listed in the admin queue until an admin decides */
+            recheck_findings: components["schemas"]["FindingView"][] | null;
+            /** @description The rules version of `recheck_findings` */
+            recheck_rules_version: number | null;
         };
         CataloguePage: {
             /** @description Plugins that match, over all pages */
@@ -1066,12 +1076,6 @@ export interface components {
             plugin_id: number;
             /** @description Newest first */
             versions: components["schemas"]["PluginVersionView"][];
-        };
-        FindingView: {
-            rule: string;
-            message: string;
-            line: number;
-            column: number;
         };
         VersionDiff: {
             plugin_id: number;

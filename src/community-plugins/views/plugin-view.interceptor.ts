@@ -1,9 +1,10 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest as Request } from 'fastify';
-import { map, Observable } from 'rxjs';
+import { mergeMap, Observable } from 'rxjs';
 import type { AuthUser } from '../../common/decorators';
 import { success } from '../../common/envelopes';
+import { PluginRechecksRepository } from '../plugin-rechecks.repository';
 import { UserPlugin } from '../user-plugin.entity';
 import { PLUGIN_AUDIENCE, PluginAudience, viewFor } from './plugin-audience';
 
@@ -14,13 +15,46 @@ import { PLUGIN_AUDIENCE, PluginAudience, viewFor } from './plugin-audience';
  */
 @Injectable()
 export class PluginViewInterceptor implements NestInterceptor {
-  constructor(private readonly reflector: Reflector) {}
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly rechecks: PluginRechecksRepository,
+  ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const audience = this.reflector.get<PluginAudience | undefined>(PLUGIN_AUDIENCE, context.getHandler());
     const caller = context.switchToHttp().getRequest<Request & { user?: AuthUser }>().user;
-    return next.handle().pipe(map((data: unknown) => success(render(data, audience, caller))));
+    return next.handle().pipe(
+      mergeMap(async (data: unknown) => {
+        if (caller?.isAdmin && audience !== 'uploader') await this.attachRechecks(data);
+        return success(render(data, audience, caller));
+      }),
+    );
   }
+
+  /**
+   * The admin view shows the re-check's verdict on the served file: one query for every plugin
+   * in the answer. A verdict on other bytes (an older approved version) is not this file's.
+   */
+  private async attachRechecks(data: unknown): Promise<void> {
+    const plugins = collectPlugins(data);
+    if (plugins.length === 0) return;
+    const verdicts = await this.rechecks.ofPlugins([...new Set(plugins.map((plugin) => plugin.id))]);
+    for (const plugin of plugins) {
+      const verdict = verdicts.get(plugin.id);
+      plugin.recheck =
+        verdict && plugin.status === 'approved' && verdict.sha256 === plugin.sha256
+          ? { rulesVersion: verdict.rulesVersion, findings: verdict.findings }
+          : null;
+    }
+  }
+}
+
+function collectPlugins(value: unknown, found: UserPlugin[] = []): UserPlugin[] {
+  if (value instanceof UserPlugin) found.push(value);
+  else if (Array.isArray(value)) for (const item of value) collectPlugins(item, found);
+  else if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype)
+    for (const item of Object.values(value)) collectPlugins(item, found);
+  return found;
 }
 
 function render(value: unknown, audience: PluginAudience | undefined, caller: AuthUser | undefined): unknown {

@@ -69,8 +69,21 @@ describe('plugin views', () => {
       file_missing: false,
       file_altered: false,
       pending_version: null,
+      recheck_findings: null,
+      recheck_rules_version: null,
     });
     expect(toAdminView(plugin({ fileMissingAt: new Date() })).file_missing).toBe(true);
+  });
+
+  it("admin: the re-check's findings, their four members only, and its rules version", () => {
+    const finding = { rule: 'forbidden-import', message: 'No', line: 1, column: 1 };
+    const view = toAdminView(
+      plugin({ recheck: { rulesVersion: 3, findings: [{ ...finding, extra: 'x' } as typeof finding] } }),
+    );
+    expect(view).toMatchObject({ recheck_findings: [finding], recheck_rules_version: 3 });
+    expect(toPublicView(plugin({ recheck: { rulesVersion: 3, findings: [finding] } }))).not.toHaveProperty(
+      'recheck_findings',
+    );
   });
 
   it('falls back to created_at for rows without updated_at, and gives null for an unreviewed plugin', () => {

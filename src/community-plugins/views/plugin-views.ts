@@ -7,6 +7,7 @@ import {
   PLUGIN_TYPES,
   VERSION_MAX_LENGTH,
 } from '../plugin-constants';
+import { FindingView } from '../dto/plugin-lifecycle.dto';
 import type { UserPlugin } from '../user-plugin.entity';
 
 /*
@@ -113,6 +114,19 @@ export class AdminPluginView extends OwnerPluginView {
 
   @ApiProperty({ type: String, nullable: true, description: 'The version waiting for review, if any' })
   pending_version!: string | null;
+
+  @ApiProperty({
+    type: [FindingView],
+    nullable: true,
+    description:
+      'What the validator rules of `recheck_rules_version` find in the served file when approved plugins are ' +
+      'judged again (empty: it passes); null when it has not been re-checked. A plugin flagged by the current ' +
+      'rules stays approved and is listed in the admin queue until an admin decides',
+  })
+  recheck_findings!: FindingView[] | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The rules version of `recheck_findings`' })
+  recheck_rules_version!: number | null;
 }
 
 /**
@@ -153,5 +167,9 @@ export function toAdminView(plugin: UserPlugin): AdminPluginView {
     file_missing: plugin.fileMissingAt != null,
     file_altered: plugin.fileAlteredAt != null,
     pending_version: plugin.pendingVersion,
+    recheck_findings:
+      plugin.recheck?.findings.map(({ rule, message, line, column }) => ({ rule, message, line, column })) ??
+      null,
+    recheck_rules_version: plugin.recheck?.rulesVersion ?? null,
   };
 }
