@@ -17,6 +17,7 @@ import { indexPlugins } from '../src/community-plugins/plugin-search-index';
 import { RULES_VERSION } from '../src/plugin-validator';
 import type { IndexedPlugin } from '../src/community-plugins/plugin-search-index';
 import { storedTags } from '../src/community-plugins/user-plugin.entity';
+import { identityKey } from '../src/users/identity-key';
 import { startApp } from './app-server';
 import { seed } from './seed';
 
@@ -105,6 +106,7 @@ export async function seedCatalogue(
       rows.push([
         plugin.id,
         plugin.name,
+        identityKey(plugin.name),
         plugin.description,
         ['web', 'network', 'auxiliary'][index % 3],
         ['active', 'passive', 'semi_passive', 'external', 'grep'][index % 5],
@@ -138,9 +140,10 @@ export async function seedCatalogue(
     await dataSource.transaction(async (manager) => {
       const run = (sql: string, params?: unknown[]) => manager.query(sql, params) as Promise<unknown>;
       await run(
-        'INSERT INTO `user_plugins` (`id`, `name`, `description`, `group`, `type`, `author`, `status`, `user_id`, ' +
-          '`reviewed_by_user_id`, `reviewed_at`, `sha256`, `version`, `tags`, `file_path`, `created_at`, `updated_at`) VALUES ' +
-          rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', '),
+        'INSERT INTO `user_plugins` (`id`, `name`, `name_key`, `description`, `group`, `type`, `author`, `status`, ' +
+          '`user_id`, `reviewed_by_user_id`, `reviewed_at`, `sha256`, `version`, `tags`, `file_path`, `created_at`, ' +
+          '`updated_at`) VALUES ' +
+          rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', '),
         rows.flat(),
       );
       await run(
