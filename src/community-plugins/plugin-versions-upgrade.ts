@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { retryOnDeadlock } from '../database/deadlock';
 import { PluginStorage, sha256Hex } from './plugin-storage';
 import { PluginVersionsRepository } from './plugin-versions.repository';
 import { PluginsRepository } from './plugins.repository';
@@ -20,7 +21,15 @@ export class PluginVersionsUpgrade {
     private readonly storage: PluginStorage,
   ) {}
 
-  async run(): Promise<void> {
+  /**
+   * Every step is idempotent, so a run that loses a write to another replica's (a Galera
+   * certification conflict while that replica serves) runs again rather than failing the start.
+   */
+  run(): Promise<void> {
+    return retryOnDeadlock(() => this.runOnce());
+  }
+
+  private async runOnce(): Promise<void> {
     await this.versions.createFirstVersions();
     // Rows an older replica wrote have no search and tag index rows yet (issue 22).
     const indexed = await this.plugins.indexUnindexed();
