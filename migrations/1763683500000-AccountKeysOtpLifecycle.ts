@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { identityKey, MAX_IDENTITY_KEY_LENGTH } from '../src/users/identity-key';
+import { dropMysqlUniqueIndexesOn } from './columns';
 
 interface ColumnSql {
   name: string;
@@ -58,7 +59,10 @@ export class AccountKeysOtpLifecycle1763683500000 implements MigrationInterface 
       );
     }
     await fillKeys(queryRunner);
-    if (mysql) await dropCollatingUniqueIndexes(queryRunner);
+    // The first migration made `name` and `email` unique under MySQL's accent- and case-folding
+    // collation, which would refuse names the keys tell apart. On SQLite those indexes compare
+    // bytes, so the key indexes already imply them and they stay.
+    if (mysql) await dropMysqlUniqueIndexesOn(queryRunner, 'users', ['name', 'email']);
     await queryRunner.query('CREATE UNIQUE INDEX uq_users_name_key ON users (name_key)');
     await queryRunner.query('CREATE UNIQUE INDEX uq_users_email_key ON users (email_key)');
   }
@@ -111,28 +115,4 @@ async function fillKeys(queryRunner: QueryRunner): Promise<void> {
 function keyOf(text: string): string | null {
   const key = identityKey(text);
   return key.length > MAX_IDENTITY_KEY_LENGTH ? null : key;
-}
-
-/**
- * The first migration made `name` and `email` unique under MySQL's accent- and case-folding
- * collation, which would refuse names the keys tell apart. On SQLite those indexes compare
- * bytes, so the key indexes already imply them and they stay.
- */
-async function dropCollatingUniqueIndexes(queryRunner: QueryRunner): Promise<void> {
-  const indexes = (await queryRunner.query('SHOW INDEX FROM users')) as Array<{
-    Key_name: string;
-    Column_name: string;
-    Non_unique: number | string;
-  }>;
-  const names = new Set(
-    indexes
-      .filter(
-        (index) =>
-          Number(index.Non_unique) === 0 &&
-          index.Key_name !== 'PRIMARY' &&
-          ['name', 'email'].includes(index.Column_name),
-      )
-      .map((index) => index.Key_name),
-  );
-  for (const name of names) await queryRunner.query(`ALTER TABLE users DROP INDEX \`${name}\``);
 }

@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { dropMysqlUniqueIndexesOn } from './columns';
 
 /**
  * Plugin names compare as user names do (issue 21): `Scanner` and full-width `Ｓｃａｎｎｅｒ` are one
@@ -21,7 +22,10 @@ export class PluginNameKey1763695000000 implements MigrationInterface {
         }`,
       );
     }
-    if (mysql) await dropCollatingNameIndex(queryRunner);
+    // The first migration made `name` unique under MySQL's accent- and case-folding collation,
+    // which would refuse names the key tells apart (`émile` and `emile`). On SQLite that index
+    // compares with NOCASE (ASCII case only), which the key index already implies, so it stays.
+    if (mysql) await dropMysqlUniqueIndexesOn(queryRunner, 'user_plugins', ['name']);
     // The keys and their unique index: at every start, right after the migrations.
   }
 
@@ -34,26 +38,4 @@ export class PluginNameKey1763695000000 implements MigrationInterface {
     );
     await queryRunner.query('ALTER TABLE user_plugins DROP COLUMN name_key');
   }
-}
-
-/**
- * The first migration made `name` unique under MySQL's accent- and case-folding collation, which
- * would refuse names the key tells apart (`émile` and `emile`). On SQLite that index compares
- * with NOCASE (ASCII case only), which the key index already implies, so it stays.
- */
-async function dropCollatingNameIndex(queryRunner: QueryRunner): Promise<void> {
-  const indexes = (await queryRunner.query('SHOW INDEX FROM user_plugins')) as Array<{
-    Key_name: string;
-    Column_name: string;
-    Non_unique: number | string;
-  }>;
-  const names = new Set(
-    indexes
-      .filter(
-        (index) =>
-          Number(index.Non_unique) === 0 && index.Key_name !== 'PRIMARY' && index.Column_name === 'name',
-      )
-      .map((index) => index.Key_name),
-  );
-  for (const name of names) await queryRunner.query(`ALTER TABLE user_plugins DROP INDEX \`${name}\``);
 }

@@ -1,4 +1,4 @@
-import { TableColumnOptions, TableForeignKeyOptions } from 'typeorm';
+import { QueryRunner, TableColumnOptions, TableForeignKeyOptions } from 'typeorm';
 
 /** Column shapes shared by the migrations, written once so SQLite and MySQL agree. */
 export const id = (): TableColumnOptions => ({
@@ -23,3 +23,30 @@ export const foreignKeyToUser = (column: string): TableForeignKeyOptions => ({
   referencedColumnNames: ['id'],
   onDelete: 'CASCADE',
 });
+
+/**
+ * MySQL: drops every unique index (but the primary key) on any of `columns` of `table`, which
+ * compare under the column's accent- and case-folding collation where a key column now decides.
+ */
+export async function dropMysqlUniqueIndexesOn(
+  queryRunner: QueryRunner,
+  table: string,
+  columns: readonly string[],
+): Promise<void> {
+  const indexes = (await queryRunner.query(`SHOW INDEX FROM ${table}`)) as Array<{
+    Key_name: string;
+    Column_name: string;
+    Non_unique: number | string;
+  }>;
+  const names = new Set(
+    indexes
+      .filter(
+        (index) =>
+          Number(index.Non_unique) === 0 &&
+          index.Key_name !== 'PRIMARY' &&
+          columns.includes(index.Column_name),
+      )
+      .map((index) => index.Key_name),
+  );
+  for (const name of names) await queryRunner.query(`ALTER TABLE ${table} DROP INDEX \`${name}\``);
+}
