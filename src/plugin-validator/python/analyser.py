@@ -1,8 +1,9 @@
 """The plugin analyser: judges an uploaded plugin on the program CPython 3.11 builds from its bytes.
 
-It never runs the plugin: it reads the bytes with CPython's own tokenizer and parser (ast) and
-scopes (symtable), and applies the rules to that tree. Every exemption is decided on the binding a
-name has in its scope. The tables (allowed modules and the members a plugin may use of each) are
+It never runs the plugin: it reads the bytes with CPython's own tokenizer and parser (ast), gives
+each name the scope CPython's symtable gives it (by symtable.c's rules, checked against symtable by
+the differential test), and applies the rules to that tree. Every exemption is decided on the
+binding a name has in its scope. The tables (allowed modules and the members a plugin may use of each) are
 the reviewed data file tables.json beside this file.
 
 As a worker (`python3 -I -S -B analyser.py`) it answers one JSON line per request line:
@@ -172,25 +173,30 @@ def byte_position(body, offset):
     return line, len(before[start:].decode('utf-8', 'replace'))
 
 
-def parse(raw, text, findings):
-    """CPython's own tree and scopes from the bytes (the tokenizer decodes them itself)."""
+def parse(raw, findings):
+    """CPython's own tree from the bytes (its tokenizer decodes them itself), or None."""
+    return compiled(lambda: compile(raw, '<plugin>', 'exec', ast.PyCF_ONLY_AST, dont_inherit=True), findings)
+
+
+def symtable_accepts(text, findings):
+    """CPython's symtable on the program: the errors it raises and the parser does not."""
+    return compiled(lambda: symtable.symtable(text, '<plugin>', 'exec'), findings) is not None
+
+
+def compiled(step, findings):
     try:
-        tree = compile(raw, '<plugin>', 'exec', ast.PyCF_ONLY_AST, dont_inherit=True)
-        table = symtable.symtable(text, '<plugin>', 'exec')
+        return step()
     except SyntaxError as error:
         message = 'Syntax error: %s' % (error.msg or 'invalid Python')
         if 'too many nested' in (error.msg or '') or 'too many statically nested' in (error.msg or ''):
             findings.add('too-deep', 'Plugin is nested too deeply', line=error.lineno or 1, column=0)
         else:
             findings.add('syntax-error', message, line=error.lineno or 1, column=max((error.offset or 1) - 1, 0))
-        return None, None
     except (RecursionError, MemoryError):
         findings.add('too-deep', 'Plugin is nested too deeply')
-        return None, None
     except ValueError:
         findings.add('encoding', 'Source cannot be decoded')
-        return None, None
-    return tree, table
+    return None
 
 
 # --- scopes -----------------------------------------------------------------------------------
@@ -199,37 +205,79 @@ SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, 
                ast.SetComp, ast.DictComp, ast.GeneratorExp)
 SCOPE_TYPES = frozenset(SCOPE_NODES)
 BINDING_TYPES = frozenset([ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-                           ast.ClassDef, ast.Name, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping])
+                           ast.ClassDef, ast.Name, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping,
+                           ast.Global, ast.Nonlocal])
+COMPREHENSION_TYPES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 COMPREHENSION_NAMES = {ast.ListComp: 'listcomp', ast.SetComp: 'setcomp', ast.DictComp: 'dictcomp',
                        ast.GeneratorExp: 'genexpr'}
 
 
+# How CPython's symtable flags a name in one scope (Python/symtable.c), and what it concludes.
+DEF_GLOBAL, DEF_LOCAL, DEF_PARAM, DEF_NONLOCAL, DEF_IMPORT = 1, 2, 4, 8, 64
+DEF_BOUND = DEF_LOCAL | DEF_PARAM | DEF_IMPORT
+LOCAL, GLOBAL_EXPLICIT, GLOBAL_IMPLICIT, FREE = 'local', 'global-explicit', 'global-implicit', 'free'
+# The constructs behind every error CPython's symtable raises and its parser does not (global or
+# nonlocal misuse, walrus in comprehensions, yield or await in comprehensions and annotations,
+# import * in a function): a tree with one of them is also given to symtable itself.
+SYMTABLE_ERROR_TYPES = frozenset([ast.Global, ast.Nonlocal, ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await])
+
+
 class Scope:
-    def __init__(self, table, node, parent):
-        self.table = table
+    """One block of CPython's symbol table: module, class, or function (def, lambda, comprehension).
+
+    The scope of a name is decided as symtable.c's analyze_name decides it, from the flags the
+    block's own code gives the name and the names its enclosing functions bind; the differential
+    test checks every decision against CPython's symtable."""
+
+    def __init__(self, node, parent, kind, name):
         self.node = node
         self.parent = parent
-        self.kind = table.get_type()  # 'module', 'class', 'function'
+        self.kind = kind  # 'module', 'class', 'function'
+        self.name = name
+        self.lineno = getattr(node, 'lineno', 0)
         self.bindings = {}  # name -> [Binding]
-        self.children = {}
-        for child in table.get_children():
-            self.children.setdefault((child.get_name(), child.get_lineno()), []).append(child)
+        self.flags = {}  # name -> DEF_* bits
         self.method_of = None  # the ClassDef when this function is defined directly in a class body
-
-    def child_table(self, name, lineno):
-        tables = self.children.get((name, lineno))
-        if not tables:
-            raise LookupError('no symbol table for %s at line %d' % (name, lineno))
-        return tables.pop(0)
+        self.enclosing_bound = None  # the names enclosing functions bind for this block (lazy)
 
     def bind(self, name, binding):
         self.bindings.setdefault(name, []).append(binding)
 
-    def symbol(self, name):
-        try:
-            return self.table.lookup(name)
-        except KeyError:
-            return None
+    def flag(self, name, bit):
+        self.flags[name] = self.flags.get(name, 0) | bit
+
+    def scope_of_name(self, name):
+        """LOCAL, FREE, GLOBAL_EXPLICIT or GLOBAL_IMPLICIT: what the name is when read here."""
+        flags = self.flags.get(name, 0)
+        if flags & DEF_GLOBAL:
+            return GLOBAL_EXPLICIT
+        if flags & DEF_NONLOCAL:
+            return FREE
+        if flags & DEF_BOUND:
+            return LOCAL
+        if self.parent is not None and name in self.bound_by_enclosing():
+            return FREE
+        return GLOBAL_IMPLICIT
+
+    def bound_by_enclosing(self):
+        """The `bound` set symtable.c passes into this block: the locals of enclosing functions
+        (not of classes, whose names nested code cannot see), less those a function declares
+        global on the way; a class adds the implicit __class__ cell."""
+        if self.enclosing_bound is None:
+            parent = self.parent
+            if parent.kind == 'module':
+                self.enclosing_bound = frozenset()
+            elif parent.kind == 'class':
+                self.enclosing_bound = parent.bound_by_enclosing() | {'__class__'}
+            else:
+                passed = set(parent.bound_by_enclosing())
+                for name, flags in parent.flags.items():
+                    if flags & DEF_GLOBAL:
+                        passed.discard(name)
+                    elif flags & DEF_BOUND and not flags & DEF_NONLOCAL:
+                        passed.add(name)
+                self.enclosing_bound = frozenset(passed)
+        return self.enclosing_bound
 
 
 class Binding:
@@ -257,10 +305,11 @@ class Meaning:
 # --- the analysis -----------------------------------------------------------------------------
 
 class Analyser:
-    def __init__(self, tree, table, findings):
+    def __init__(self, tree, findings):
         self.tree = tree
         self.findings = findings
-        self.module_scope = Scope(table, tree, None)
+        self.module_scope = Scope(tree, None, 'module', 'top')
+        self.needs_symtable = False  # a construct only symtable can refuse (SYMTABLE_ERROR_TYPES)
         self.scope_of = {}  # id(scope node) -> Scope
         self.parents = {}
         self.all_scopes = [self.module_scope]
@@ -276,30 +325,40 @@ class Analyser:
 
     # The first pass: parents, scopes and binding sites.
     def collect(self):
-        stack = [(self.tree, None, self.module_scope, 0)]
+        tree = self.tree
+        stack = [(tree, None, self.module_scope, 0)]
         parents, node_scope, order = self.parents, self.node_scope, self.order
-        iter_child_nodes = ast.iter_child_nodes
+        fields_of, node_type = CHILD_FIELDS, ast.AST
         while stack:
             node, parent, scope, depth = stack.pop()
-            if depth > MAX_NESTING_DEPTH + 1 and not isinstance(node, ast.expr_context):
+            if depth > MAX_NESTING_DEPTH + 1:
                 # The module and the first statement are not nesting: a body's first list is level 1.
                 raise DepthError(node)
-            parents[id(node)] = parent
-            node_scope[id(node)] = scope
+            key = id(node)
+            parents[key] = parent
+            node_scope[key] = scope
             order.append(node)
             kind = type(node)
             inner = scope
-            if kind in SCOPE_TYPES and node is not self.tree:
+            if kind in SCOPE_TYPES and node is not tree:
                 inner = self.enter(node, scope)
             if kind in BINDING_TYPES:
                 self.collect_bindings(node, scope, inner)
-            children = list(iter_child_nodes(node))
-            children.reverse()
+            if kind in SYMTABLE_ERROR_TYPES:
+                self.needs_symtable = True
+            children = []
+            for field in fields_of[kind]:
+                value = getattr(node, field)
+                if type(value) is list:
+                    children.extend([item for item in value if isinstance(item, node_type)])
+                elif isinstance(value, node_type):
+                    children.append(value)
+            children.reverse()  # popped in source order: `order` is the tree in pre-order
             depth += 1
             if inner is scope and kind is not ast.comprehension:
-                stack.extend((child, node, scope, depth) for child in children)
+                stack.extend([(child, node, scope, depth) for child in children])
             else:
-                stack.extend((child, node, self.child_scope(node, child, scope, inner), depth) for child in children)
+                stack.extend([(child, node, self.child_scope(node, child, scope, inner), depth) for child in children])
 
     def child_scope(self, node, child, outer, inner):
         """Decorators, defaults, annotations, bases and a comprehension's first iterable are
@@ -327,8 +386,7 @@ class Analyser:
             name = COMPREHENSION_NAMES[type(node)]
         else:
             name = node.name
-        table = scope.child_table(name, node.lineno)
-        inner = Scope(table, node, scope)
+        inner = Scope(node, scope, 'class' if isinstance(node, ast.ClassDef) else 'function', name)
         if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(scope.node, ast.ClassDef)
                 and node in scope.node.body):
             inner.method_of = scope.node
@@ -339,53 +397,81 @@ class Analyser:
         return inner
 
     def collect_bindings(self, node, scope, inner):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            leading = scope is self.module_scope and self.is_leading(node)
-            for alias in node.names:
-                if isinstance(node, ast.Import):
-                    if alias.asname:
-                        scope.bind(alias.asname, Binding('import', node, alias.name, leading=leading))
-                    else:
-                        top = alias.name.split('.')[0]
-                        scope.bind(top, Binding('import', node, top, leading=leading))
-                elif alias.name != '*':
-                    qual = '%s.%s' % (node.module or '', alias.name)
-                    scope.bind(alias.asname or alias.name, Binding('import', node, qual, leading=leading))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            scope.bind(node.name, Binding('def', node))
-            args = node.args
-            positional = args.posonlyargs + args.args
-            for index, arg in enumerate(positional):
-                inner.bind(arg.arg, Binding('param', node, index=index))
-            for arg in args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]:
-                inner.bind(arg.arg, Binding('param', node, index=-1))
-        elif isinstance(node, ast.Lambda):
-            args = node.args
-            for arg in args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]:
-                inner.bind(arg.arg, Binding('param', node, index=-1))
-        elif isinstance(node, ast.ClassDef):
-            scope.bind(node.name, Binding('class', node))
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        """The bindings the rules follow, and the flags symtable.c would give each name."""
+        kind = type(node)
+        if kind is ast.Name:
+            if isinstance(node.ctx, ast.Load):
+                return
             value = None
             parent = self.parents.get(id(node))
             if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.targets[0] is node:
                 value = parent.value
-            kind = 'del' if isinstance(node.ctx, ast.Del) else 'value'
             target_scope = scope
-            if isinstance(scope.node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            scope.flag(node.id, DEF_LOCAL)
+            if isinstance(parent, ast.NamedExpr) and isinstance(scope.node, COMPREHENSION_TYPES):
                 # A walrus in a comprehension binds in the enclosing function or module.
-                if isinstance(parent, ast.NamedExpr):
-                    target_scope = scope
-                    while isinstance(target_scope.node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-                        target_scope = target_scope.parent
-            target_scope.bind(node.id, Binding(kind, node, value=value))
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            scope.bind(node.name, Binding('value', node))
-            scope.bind(node.name, Binding('del', node))
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            scope.bind(node.name, Binding('value', node))
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            scope.bind(node.rest, Binding('value', node))
+                while isinstance(target_scope.node, COMPREHENSION_TYPES):
+                    target_scope = target_scope.parent
+                if target_scope.kind == 'function' and not target_scope.flags.get(node.id, 0) & DEF_GLOBAL:
+                    scope.flag(node.id, DEF_NONLOCAL)
+                    target_scope.flag(node.id, DEF_LOCAL)
+                else:
+                    # At module level, in a function that declares it global, or (a SyntaxError
+                    # symtable raises) in a class body.
+                    scope.flag(node.id, DEF_GLOBAL)
+                    target_scope.flag(node.id, DEF_GLOBAL if target_scope.kind == 'module' else DEF_LOCAL)
+            target_scope.bind(node.id, Binding('del' if isinstance(node.ctx, ast.Del) else 'value', node,
+                                               value=value))
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            leading = scope is self.module_scope and self.is_leading(node)
+            for alias in node.names:
+                if kind is ast.Import:
+                    bound = alias.asname or alias.name.split('.')[0]
+                    scope.bind(bound, Binding('import', node, alias.name if alias.asname else bound, leading=leading))
+                elif alias.name != '*':
+                    bound = alias.asname or alias.name
+                    qual = '%s.%s' % (node.module or '', alias.name)
+                    scope.bind(bound, Binding('import', node, qual, leading=leading))
+                else:
+                    continue
+                scope.flag(bound, DEF_IMPORT)
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
+            if kind is not ast.Lambda:
+                scope.bind(node.name, Binding('def', node))
+                scope.flag(node.name, DEF_LOCAL)
+            args = node.args
+            positional = args.posonlyargs + args.args
+            for index, arg in enumerate(positional):
+                inner.bind(arg.arg, Binding('param', node, index=index if kind is not ast.Lambda else -1))
+            others = args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]
+            for arg in others:
+                inner.bind(arg.arg, Binding('param', node, index=-1))
+            for arg in positional + others:
+                if inner.flags.get(arg.arg, 0) & DEF_PARAM:
+                    self.needs_symtable = True  # duplicate argument: symtable's SyntaxError
+                inner.flag(arg.arg, DEF_PARAM)
+        elif kind is ast.ClassDef:
+            scope.bind(node.name, Binding('class', node))
+            scope.flag(node.name, DEF_LOCAL)
+        elif kind is ast.ExceptHandler:
+            if node.name:
+                scope.bind(node.name, Binding('value', node))
+                scope.bind(node.name, Binding('del', node))
+                scope.flag(node.name, DEF_LOCAL)
+        elif kind is ast.MatchAs or kind is ast.MatchStar:
+            if node.name:
+                scope.bind(node.name, Binding('value', node))
+                scope.flag(node.name, DEF_LOCAL)
+        elif kind is ast.MatchMapping:
+            if node.rest:
+                scope.bind(node.rest, Binding('value', node))
+                scope.flag(node.rest, DEF_LOCAL)
+        elif kind is ast.Global:
+            for name in node.names:
+                scope.flag(name, DEF_GLOBAL)
+        elif kind is ast.Nonlocal:
+            for name in node.names:
+                scope.flag(name, DEF_NONLOCAL)
 
     def is_leading(self, node):
         """An import in the file's first block of imports, before any other code runs."""
@@ -418,20 +504,23 @@ class Analyser:
         return cached
 
     def resolve(self, name, scope, depth):
-        symbol = scope.symbol(name)
         if scope.kind == 'function':
-            if symbol is not None and (symbol.is_local() or symbol.is_parameter()):
+            where = scope.scope_of_name(name)
+            if where is LOCAL:
                 return self.bound_meanings(name, scope, builtin_fallback=False, depth=depth)
-            if symbol is not None and (symbol.is_free() or symbol.is_nonlocal()):
+            if where is FREE:
                 return self.enclosing_meanings(name, scope, depth)
             return self.global_meanings(name, depth)
         if scope.kind == 'class':
-            result = []
-            if symbol is not None and symbol.is_declared_global():
+            # A class body reads its own binding if made yet, else (LOAD_NAME) the module's, or
+            # (LOAD_CLASSDEREF) an enclosing function's.
+            where = scope.scope_of_name(name)
+            if where is GLOBAL_EXPLICIT:
                 return self.global_meanings(name, depth)
-            if symbol is not None and symbol.is_local() and name in scope.bindings:
+            result = []
+            if where is LOCAL and name in scope.bindings:
                 result += self.bound_meanings(name, scope, builtin_fallback=False, depth=depth)
-            if symbol is not None and symbol.is_free():
+            if where is FREE:
                 return result + self.enclosing_meanings(name, scope, depth)
             return result + self.global_meanings(name, depth)
         return self.global_meanings(name, depth)
@@ -439,9 +528,7 @@ class Analyser:
     def enclosing_meanings(self, name, scope, depth):
         outer = scope.parent
         while outer is not None:
-            if outer.kind == 'function':
-                symbol = outer.symbol(name)
-                if symbol is not None and (symbol.is_local() or symbol.is_parameter()):
+            if outer.kind == 'function' and outer.scope_of_name(name) is LOCAL:
                     return self.bound_meanings(name, outer, builtin_fallback=False, depth=depth)
             outer = outer.parent
         return self.global_meanings(name, depth)
@@ -468,15 +555,14 @@ class Analyser:
             index = {}
             for scope in self.all_scopes:
                 for bound, bindings in scope.bindings.items():
-                    symbol = scope.symbol(bound)
-                    if scope is self.module_scope or (symbol is not None and symbol.is_declared_global()):
+                    if scope is self.module_scope or scope.flags.get(bound, 0) & DEF_GLOBAL:
                         index.setdefault(bound, []).extend((scope, b) for b in bindings)
             self.globals_index = index
         return self.globals_index.get(name, [])
 
     def bound_meanings(self, name, scope, builtin_fallback, depth):
         return unique_meanings(self.meaning_of(b, scope, depth) for b in scope.bindings.get(name, [])
-                               if b.kind != 'del') or [Meaning('value')]
+                               if b.kind != 'del') or [Meaning('value', scope=scope)]
 
     def meaning_of(self, binding, scope, depth):
         if binding.kind == 'import':
@@ -509,11 +595,12 @@ class Analyser:
 
     def check(self):
         self.prepare_classes()
+        node_scope = self.node_scope
+        methods = {kind: method.__get__(self) for kind, method in CHECK_METHODS.items()}
         for node in self.order:
-            scope = self.node_scope[id(node)]
-            method = getattr(self, 'check_' + type(node).__name__, None)
+            method = methods.get(type(node))
             if method is not None:
-                method(node, scope)
+                method(node, node_scope[id(node)])
         self.check_contract()
 
     def report(self, rule, message, node):
@@ -1298,6 +1385,14 @@ class Analyser:
                               'Plugin must define a top-level function run(PluginInfo) with one positional parameter')
 
 
+# The children of each node type, without the shared Load/Store/Del context objects; and the rule
+# method of each node type (check_Name for ast.Name, ...).
+AST_TYPES = [cls for cls in vars(ast).values() if isinstance(cls, type) and issubclass(cls, ast.AST)]
+CHILD_FIELDS = {cls: tuple(field for field in cls._fields if field != 'ctx') for cls in AST_TYPES}
+CHECK_METHODS = {cls: getattr(Analyser, 'check_' + cls.__name__) for cls in AST_TYPES
+                 if hasattr(Analyser, 'check_' + cls.__name__)}
+
+
 def unique_meanings(meanings):
     """Several plain values bound in one scope mean the same to the rules: one meaning (with no
     single binding) stands for all, so a name assigned 10,000 times does not cost 10,000 per read."""
@@ -1409,11 +1504,12 @@ def analyse(raw):
     try:
         text = check_bytes(raw, findings)
         if text is not None:
-            tree, table = parse(raw, text, findings)
+            tree = parse(raw, findings)
             if tree is not None:
-                analyser = Analyser(tree, table, findings)
+                analyser = Analyser(tree, findings)
                 analyser.collect()
-                analyser.check()
+                if not analyser.needs_symtable or symtable_accepts(text, findings):
+                    analyser.check()
     except DepthError as error:
         node = error.args[0]
         findings.items = [(getattr(node, 'lineno', 1), getattr(node, 'col_offset', 0), 'too-deep',

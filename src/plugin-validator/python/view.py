@@ -6,6 +6,7 @@ computes the same from a fresh python3 with only ast, symtable and tokenize, and
 difference.
 """
 import ast
+import json
 
 import analyser
 
@@ -15,14 +16,16 @@ def program_view(raw):
     text = analyser.check_bytes(raw, findings)
     if text is None:
         return {'refused': sorted({item[2] for item in findings.items})}
-    tree, table = analyser.parse(raw, text, findings)
+    tree = analyser.parse(raw, findings)
     if tree is None:
         return {'refused': sorted({item[2] for item in findings.items})}
     try:
-        walk = analyser.Analyser(tree, table, findings)
+        walk = analyser.Analyser(tree, findings)
         walk.collect()
     except analyser.DepthError:
         return {'refused': ['too-deep']}
+    if walk.needs_symtable and not analyser.symtable_accepts(text, findings):
+        return {'refused': sorted({item[2] for item in findings.items})}
     return {'statements': statements(tree), 'scopes': scopes(walk)}
 
 
@@ -50,11 +53,13 @@ def scopes(walk):
         if id(node) in unevaluated:
             continue
         if isinstance(node, ast.Name):
-            target = scope
+            placed[id(scope)].add(node.id)
             if isinstance(node.ctx, ast.Store) and isinstance(walk.parent(node), ast.NamedExpr):
-                # A walrus target is placed in the comprehension and bound outside it (symtable does both).
-                pass
-            placed[id(target)].add(node.id)
+                # A walrus target in a comprehension is also bound outside it (symtable has it in both).
+                target = scope
+                while isinstance(target.node, analyser.COMPREHENSION_TYPES):
+                    target = target.parent
+                placed[id(target)].add(node.id)
             if isinstance(node.ctx, ast.Load):
                 reads[id(scope)].add(node.id)
         elif isinstance(node, ast.arg):
@@ -83,13 +88,14 @@ def scopes(walk):
         node = scope.node
         result.append({
             'type': scope.kind,
-            'name': scope.table.get_name(),
-            'line': scope.table.get_lineno(),
+            'name': scope.name,
+            'line': scope.lineno,
             'node': [type(node).__name__, getattr(node, 'lineno', 0), getattr(node, 'col_offset', 0)],
             'identifiers': sorted(placed[id(scope)] - {'*'}),
             'reads': resolved,
         })
-    result.sort(key=lambda s: (s['line'], s['type'], s['name'], s['node']))
+    # Scopes of one line, kind and name (two comprehensions on a line) in an order both views share.
+    result.sort(key=lambda s: (s['line'], s['type'], s['name'], json.dumps([s['identifiers'], s['reads']])))
     return result
 
 
@@ -115,13 +121,13 @@ def unevaluated_annotations(tree):
 
 
 def resolution(walk, name, scope):
-    meanings = walk.meanings(name, scope)
-    scopes = {id(m.scope) for m in meanings if m.scope is not None}
-    kinds = {m.kind for m in meanings}
-    if scope.kind == 'function' and scopes == {id(scope)}:
-        return 'parameter' if 'param' in kinds else 'local'
-    if scope.kind == 'function' and scopes and walk.module_scope not in [m.scope for m in meanings]:
-        return 'free'
-    if scope.kind == 'class' and id(scope) in scopes:
+    """The scope the analyser gives a name read here, which decides where resolve() looks for its
+    bindings (this scope, an enclosing function, or the module's)."""
+    where = scope.scope_of_name(name)
+    if scope.kind == 'function':
+        if where is analyser.LOCAL:
+            return 'parameter' if scope.flags.get(name, 0) & analyser.DEF_PARAM else 'local'
+        return 'free' if where is analyser.FREE else 'global'
+    if scope.kind == 'class' and where is analyser.LOCAL:
         return 'class-local'
     return 'global'

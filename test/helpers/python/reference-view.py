@@ -62,7 +62,8 @@ def scopes(top, tree):
             'identifiers': sorted(s.get_name() for s in table.get_symbols() if written(s)),
             'reads': dict(sorted(reads.items())),
         })
-    result.sort(key=lambda s: (s['line'], s['type'], s['name']))
+    # Scopes of one line, kind and name (two comprehensions on a line) in an order both views share.
+    result.sort(key=lambda s: (s['line'], s['type'], s['name'], json.dumps([s['identifiers'], s['reads']])))
     return result
 
 
