@@ -107,6 +107,8 @@ def is_forbidden_module(dotted):
     """`os` forbids `os` and `os.path`, not `osmosis`."""
     if dotted in FORBIDDEN_MODULE_SET:
         return True
+    if '.' not in dotted:
+        return False
     parts = dotted.split('.')
     return any('.'.join(parts[:end]) in FORBIDDEN_MODULE_SET for end in range(1, len(parts)))
 
@@ -322,13 +324,15 @@ class Analyser:
         self.global_cache = {}
         self.import_cache = {}
         self.meanings_cache = {}
+        self.name_facts_cache = {}
+        self.member_names = None
 
     # The first pass: parents, scopes and binding sites.
     def collect(self):
         tree = self.tree
         stack = [(tree, None, self.module_scope, 0)]
         parents, node_scope, order = self.parents, self.node_scope, self.order
-        fields_of, node_type = CHILD_FIELDS, ast.AST
+        fields_of, node_type, push = CHILD_FIELDS, ast.AST, stack.append
         while stack:
             node, parent, scope, depth = stack.pop()
             if depth > MAX_NESTING_DEPTH + 1:
@@ -346,19 +350,23 @@ class Analyser:
                 self.collect_bindings(node, scope, inner)
             if kind in SYMTABLE_ERROR_TYPES:
                 self.needs_symtable = True
-            children = []
-            for field in fields_of[kind]:
-                value = getattr(node, field)
-                if type(value) is list:
-                    children.extend([item for item in value if isinstance(item, node_type)])
-                elif isinstance(value, node_type):
-                    children.append(value)
-            children.reverse()  # popped in source order: `order` is the tree in pre-order
             depth += 1
             if inner is scope and kind is not ast.comprehension:
-                stack.extend([(child, node, scope, depth) for child in children])
+                # Pushed last field first, so that `order` is the tree in pre-order.
+                for field in fields_of[kind]:
+                    value = getattr(node, field)
+                    if type(value) is list:
+                        for item in reversed(value):
+                            if isinstance(item, node_type):
+                                push((item, node, scope, depth))
+                    elif isinstance(value, node_type):
+                        push((value, node, scope, depth))
             else:
-                stack.extend([(child, node, self.child_scope(node, child, scope, inner), depth) for child in children])
+                for field in fields_of[kind]:
+                    value = getattr(node, field)
+                    for item in (reversed(value) if type(value) is list else (value,)):
+                        if isinstance(item, node_type):
+                            push((item, node, self.child_scope(node, item, scope, inner), depth))
 
     def child_scope(self, node, child, outer, inner):
         """Decorators, defaults, annotations, bases and a comprehension's first iterable are
@@ -768,38 +776,50 @@ class Analyser:
             if name not in ALLOWED_PLAIN_DUNDERS:
                 self.report('dunder-access', "Access to dunder name '%s' is not allowed" % name, node)
             return
-        meanings = self.meanings(name, scope)
-        if is_forbidden_module(name) and all(m.kind == 'undefined' for m in meanings):
+        _, builtin, undefined, imports, module_values = self.name_facts(name, scope)
+        if undefined and is_forbidden_module(name):
             self.report('forbidden-import', "Use of forbidden module '%s', which the plugin does not import" % name,
                         node)
-        builtin = any(m.kind == 'builtin' for m in meanings)
         is_callee = isinstance(parent, ast.Call) and parent.func is node
         if builtin and name in FORBIDDEN_BUILTINS:
             self.report('forbidden-name', "Use of forbidden name '%s'" % name, node)
             return
         if builtin and name == 'open' and not is_callee:
             self.report('open-write', 'open may only be called directly, with a literal read mode', node)
-        for meaning in meanings:
-            if meaning.kind == 'import':
-                self.check_callable_used_directly(meaning.qualname, node, is_callee)
+        for qualname in imports:
+            self.check_callable_used_directly(qualname, node, is_callee)
         if builtin and name == 'super' and not is_callee:
             self.report('private-access', 'super may only be called, as super() in a method', node)
-        is_object = isinstance(parent, ast.Attribute) and parent.value is node
-        if not is_object:
-            for meaning in meanings:
-                quals = [meaning.qualname] if meaning.kind == 'import' else (
-                    meaning.qualname if meaning.kind == 'alias' else [])
-                for qual in quals:
-                    if qual in MODULE_TABLES:
-                        rule = MODULES_VALUE_RULE.get(qual, 'module-attribute')
-                        self.report(rule, "Module '%s' may only be used as %s.<name>" % (qual, qual), node)
+        if module_values and not (isinstance(parent, ast.Attribute) and parent.value is node):
+            for qual in module_values:
+                rule = MODULES_VALUE_RULE.get(qual, 'module-attribute')
+                self.report(rule, "Module '%s' may only be used as %s.<name>" % (qual, qual), node)
         # A call of a name bound nowhere: something outside the plugin would have to supply it.
-        if is_callee and meanings and all(m.kind == 'undefined' for m in meanings):
+        if is_callee and undefined:
             for argument in list(parent.args) + [k.value for k in parent.keywords]:
                 value = argument.value if isinstance(argument, ast.Starred) else argument
                 if self.is_decoder_call(value, scope):
                     self.report('decoded-call', "A decoded value is passed to '%s', which the plugin "
                                 "does not define" % name, value)
+
+    def name_facts(self, name, scope):
+        """What check_Name needs of a name read in a scope, once per name and scope: its meanings;
+        whether one is the builtin; whether all are undefined; the imports among them; and the
+        allowed modules it may stand for."""
+        key = (name, id(scope))
+        facts = self.name_facts_cache.get(key)
+        if facts is None:
+            meanings = self.meanings(name, scope)
+            imports = [m.qualname for m in meanings if m.kind == 'import']
+            module_values = []
+            for meaning in meanings:
+                quals = [meaning.qualname] if meaning.kind == 'import' else (
+                    meaning.qualname if meaning.kind == 'alias' else [])
+                module_values += [qual for qual in quals if qual in MODULE_TABLES]
+            facts = self.name_facts_cache[key] = (
+                meanings, any(m.kind == 'builtin' for m in meanings),
+                bool(meanings) and all(m.kind == 'undefined' for m in meanings), imports, module_values)
+        return facts
 
     def check_name_binding(self, node, scope):
         name = node.id
@@ -1139,15 +1159,20 @@ class Analyser:
             return bool(quals) and all(q in R['resource_getters'] for q in quals)
         if isinstance(node, ast.Name):
             # Held in a local that nothing changes: no method call or item assignment on it.
-            for other in self.order:
-                if (isinstance(other, (ast.Attribute, ast.Subscript)) and isinstance(other.value, ast.Name)
-                        and other.value.id == node.id and self.node_scope[id(other)] is scope):
-                    return False
+            if (node.id, id(scope)) in self.names_with_members():
+                return False
             meanings = self.meanings(node.id, scope)
             return bool(meanings) and all(
                 m.kind == 'value' and m.binding is not None and m.binding.value is not None
                 and self.is_framework_resources(m.binding.value, m.scope, depth + 1) for m in meanings)
         return False
+
+    def names_with_members(self):
+        """(name, scope) of every `name.member` and `name[...]`, once (a scan per call would be quadratic)."""
+        if self.member_names is None:
+            self.member_names = {(other.value.id, id(self.node_scope[id(other)])) for other in self.order
+                                 if type(other) in (ast.Attribute, ast.Subscript) and type(other.value) is ast.Name}
+        return self.member_names
 
     def is_builtin_call(self, node, name, scope):
         return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
@@ -1388,7 +1413,9 @@ class Analyser:
 # The children of each node type, without the shared Load/Store/Del context objects; and the rule
 # method of each node type (check_Name for ast.Name, ...).
 AST_TYPES = [cls for cls in vars(ast).values() if isinstance(cls, type) and issubclass(cls, ast.AST)]
-CHILD_FIELDS = {cls: tuple(field for field in cls._fields if field != 'ctx') for cls in AST_TYPES}
+# (Operators are shared singletons like the contexts, and no rule reads them.) Last field first.
+CHILD_FIELDS = {cls: tuple(reversed([field for field in cls._fields if field not in ('ctx', 'op', 'ops')]))
+                for cls in AST_TYPES}
 CHECK_METHODS = {cls: getattr(Analyser, 'check_' + cls.__name__) for cls in AST_TYPES
                  if hasattr(Analyser, 'check_' + cls.__name__)}
 
