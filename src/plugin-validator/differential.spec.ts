@@ -116,11 +116,18 @@ function scopePrograms(count: number): Buffer[] {
       const inner = indent + '    ';
       const nested = depth < 4;
       const choice = Math.floor(random() * 18);
+      // Decorators, defaults, annotations and bases are read in the enclosing scope.
+      const decorator = random() < 0.3 ? [`${indent}@${expression(1)}`] : [];
       if (choice === 0 && nested) {
-        const parameters = names.filter(() => random() < 0.3);
-        lines.push(`${indent}def f${serial++}(${parameters.join(', ')}):`, ...block(inner, depth + 1, true));
+        const parameters = names
+          .filter(() => random() < 0.3)
+          .map((parameter) => (random() < 0.3 ? `${parameter}: ${pick(names)}=${expression(2)}` : parameter));
+        const header = `def f${serial++}(${parameters.join(', ')})${random() < 0.2 ? ` -> ${pick(names)}` : ''}:`;
+        lines.push(...decorator, `${indent}${random() < 0.2 ? 'async ' : ''}${header}`);
+        lines.push(...block(inner, depth + 1, true));
       } else if (choice === 1 && nested) {
-        lines.push(`${indent}class C${serial++}:`, ...block(inner, depth + 1, false));
+        const bases = random() < 0.4 ? `(${expression(1)})` : '';
+        lines.push(...decorator, `${indent}class C${serial++}${bases}:`, ...block(inner, depth + 1, false));
       } else if (choice === 2) lines.push(`${indent}global ${name}`);
       else if (choice === 3) lines.push(`${indent}nonlocal ${name}`);
       else if (choice === 4) lines.push(`${indent}del ${name}`);
