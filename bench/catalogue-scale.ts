@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../src/config/app-config';
 import { indexPlugins } from '../src/community-plugins/plugin-search-index';
+import { recountLists } from '../src/community-plugins/catalogue-counts';
 import { RULES_VERSION } from '../src/plugin-validator';
 import type { IndexedPlugin } from '../src/community-plugins/plugin-search-index';
 import { storedTags } from '../src/community-plugins/user-plugin.entity';
@@ -160,6 +161,10 @@ export async function seedCatalogue(
       await indexPlugins(run, plugins);
     });
   }
+  // Written around the app: its kept catalogue counts are put right, as a start would.
+  await dataSource.transaction((manager) =>
+    recountLists((sql, params) => manager.query(sql, params) as Promise<unknown>),
+  );
 }
 
 function percentile(sorted: number[], fraction: number): number {

@@ -71,7 +71,8 @@ const emptyReconciliation = (claimed: boolean): Reconciliation => ({
  * PluginDirectoryClaim), and files it kept when adopting a directory are never removed.
  * At start-up the digests of approved files are checked in the background, after the rows
  * and files agree. Each pass logs one summary line and at most MAX_EXAMPLE_LINES single
- * plugins, however many it marked.
+ * plugins, however many it marked, and puts the catalogue's kept counts right if a writer that
+ * bypassed them (an older replica) left them wrong.
  */
 @Injectable()
 export class PluginFileReconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -93,6 +94,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
 
   async onApplicationBootstrap(): Promise<void> {
     await this.upgrade.run();
+    await this.recountCatalogue();
     // Rows and files agree before the first request; hashing every approved file (seconds at
     // 100,000 plugins) is not waited for: that check runs right after start, in the background,
     // and a reconcile() asked for meanwhile runs after it.
@@ -131,9 +133,21 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
   reconcile(): Promise<Reconciliation> {
     this.running ??= (async () => {
       await this.startDigests;
-      return this.pass({ digests: true });
+      const result = await this.pass({ digests: true });
+      await this.recountCatalogue();
+      return result;
     })().finally(() => (this.running = undefined));
     return this.running;
+  }
+
+  /** The kept catalogue counts, checked against the rows; a wrong one is put right and logged. */
+  private async recountCatalogue(): Promise<void> {
+    for (const { view, kept, counted } of await this.plugins.recountCatalogue()) {
+      this.logger.warn(
+        `The count of the ${view} catalogue list was ${kept ?? 'missing'}, the rows say ${counted}: corrected ` +
+          '(a writer that does not keep the count, such as a replica on older code, changed the list)',
+      );
+    }
   }
 
   /** A failed pass (database down, directory unreadable) is logged and tried again at the next one. */
