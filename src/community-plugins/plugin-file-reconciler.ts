@@ -8,6 +8,7 @@ import {
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Clock } from '../common/clock';
+import { StartupWork } from '../common/startup-work';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { LEGACY_TEMPORARY_NAME, STORED_FILE_NAME } from './plugin-file-names';
@@ -61,8 +62,9 @@ const emptyReconciliation = (claimed: boolean): Reconciliation => ({
 });
 
 /**
- * Brings the plugin directory and the plugin rows back into agreement, at start-up and then
- * every PLUGIN_RECONCILE_INTERVAL_SECONDS. An upload writes its file before its row commits,
+ * Brings the plugin directory and the plugin rows back into agreement, once the app listens
+ * (a start-up task: readiness waits for it, see StartupWork) and then every
+ * PLUGIN_RECONCILE_INTERVAL_SECONDS. An upload writes its file before its row commits,
  * so a crash can leave a file that no row names: it is removed once older than
  * PLUGIN_FILE_GRACE_SECONDS (another replica's upload may be between write and commit) and
  * not being written by this process. A row whose file is missing is never deleted (only an
@@ -90,27 +92,39 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly versions: PluginVersionsRepository,
     private readonly upgrade: PluginVersionsUpgrade,
+    private readonly startupWork: StartupWork,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
-    await this.upgrade.run();
-    await this.recountCatalogue();
-    // Rows and files agree before the first request; hashing every approved file (seconds at
-    // 100,000 plugins) is not waited for: that check runs right after start, in the background,
-    // and a reconcile() asked for meanwhile runs after it.
-    const first = await this.logFailure(() => this.pass({ digests: false }));
-    if (first?.claimed) {
-      this.startDigests = this.logFailure(async () => {
-        const result = emptyReconciliation(true);
-        await this.checkDigests(result);
-        this.logPass(result);
-      });
-    }
-    const interval = this.config.pluginReconcileIntervalSeconds * 1000;
-    if (interval > 0) {
-      this.timer = setInterval(() => void this.logFailure(() => this.reconcile()), interval);
-      this.timer.unref();
-    }
+  /**
+   * The upgrade of rows an older replica wrote and the first pass both read every plugin, so
+   * they run once the app listens, before readiness (StartupWork): a balancer sends nothing
+   * until rows and files agree. Hashing every approved file (seconds at 100,000 plugins) is
+   * not waited for: it runs after, in the background, and a reconcile() asked for meanwhile
+   * runs after it.
+   */
+  onApplicationBootstrap(): void {
+    let first: Reconciliation | undefined;
+    this.startupWork.add('plugin rows and files', async () => {
+      await this.upgrade.run();
+      await this.recountCatalogue();
+      // A pass that fails (a directory that cannot be read) is logged like any other and tried
+      // again at the next one; readiness then reports the directory, not the start.
+      first = await this.logFailure(() => this.pass({ digests: false }));
+    });
+    this.startupWork.afterStart(() => {
+      if (first?.claimed) {
+        this.startDigests = this.logFailure(async () => {
+          const result = emptyReconciliation(true);
+          await this.checkDigests(result);
+          this.logPass(result);
+        });
+      }
+      const interval = this.config.pluginReconcileIntervalSeconds * 1000;
+      if (interval > 0 && !this.stopping) {
+        this.timer = setInterval(() => void this.logFailure(() => this.reconcile()), interval);
+        this.timer.unref();
+      }
+    });
   }
 
   /**
@@ -124,7 +138,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     await this.running?.catch(() => undefined);
   }
 
-  /** The start-up digest check has ended (it runs in the background). */
+  /** The start-up digest check has ended (it runs in the background, after the start-up pass). */
   async settled(): Promise<void> {
     await this.startDigests;
   }
@@ -138,16 +152,6 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
       return result;
     })().finally(() => (this.running = undefined));
     return this.running;
-  }
-
-  /** The kept catalogue counts, checked against the rows; a wrong one is put right and logged. */
-  private async recountCatalogue(): Promise<void> {
-    for (const { view, kept, counted } of await this.plugins.recountCatalogue()) {
-      this.logger.warn(
-        `The count of the ${view} catalogue list was ${kept ?? 'missing'}, the rows say ${counted}: corrected ` +
-          '(a writer that does not keep the count, such as a replica on older code, changed the list)',
-      );
-    }
   }
 
   /** A failed pass (database down, directory unreadable) is logged and tried again at the next one. */
@@ -225,6 +229,16 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     if (digests) await this.checkDigests(result);
     this.logPass(result);
     return result;
+  }
+
+  /** The kept catalogue counts, checked against the rows; a wrong one is put right and logged. */
+  private async recountCatalogue(): Promise<void> {
+    for (const { view, kept, counted } of await this.plugins.recountCatalogue()) {
+      this.logger.warn(
+        `The count of the ${view} catalogue list was ${kept ?? 'missing'}, the rows say ${counted}: corrected ` +
+          '(a writer that does not keep the count, such as a replica on older code, changed the list)',
+      );
+    }
   }
 
   /**
