@@ -6,6 +6,7 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { unlink } from 'node:fs/promises';
+import { setImmediate } from 'node:timers/promises';
 import { join } from 'node:path';
 import { Clock } from '../common/clock';
 import { StartupWork } from '../common/startup-work';
@@ -33,6 +34,12 @@ export interface Reconciliation {
   /** Approved plugins whose file has its digest again (their mark cleared). */
   unaltered: number[];
 }
+
+/**
+ * Entries and rows compared between two turns of the event loop: a pass over 100,000 plugins
+ * otherwise keeps requests waiting for its whole comparison.
+ */
+const YIELD_EVERY = 2000;
 
 /** Lines logged per pass for single plugins; the pass's summary line counts them all. */
 export const MAX_EXAMPLE_LINES = 5;
@@ -186,7 +193,9 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     const graceMs = this.config.pluginFileGraceSeconds * 1000;
     const now = Date.now();
 
+    let looked = 0;
     for (const entry of entries) {
+      if (++looked % YIELD_EVERY === 0) await setImmediate();
       if (!entry.isFile || keep.has(entry.name)) continue;
       const temporary = LEGACY_TEMPORARY_NAME.test(entry.name);
       if (!temporary && (!STORED_FILE_NAME.test(entry.name) || named.has(entry.name))) continue;
@@ -208,6 +217,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
 
     const present = new Set(entries.filter((entry) => entry.isFile).map((entry) => entry.name));
     for (const row of rows) {
+      if (++looked % YIELD_EVERY === 0) await setImmediate();
       const there = present.has(row.filePath) || (await this.storage.exists(row.filePath));
       if (!there && !row.fileMissing) {
         if (await this.plugins.setFileMissing(row.id, this.clock.now())) {
@@ -253,7 +263,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
       const content = await this.storage.read(plugin.filePath);
       if (content === null && !(await this.storage.exists(plugin.filePath))) continue;
       const matches = content !== null && sha256Hex(content) === plugin.sha256;
-      if (!matches && plugin.fileAlteredAt === null) {
+      if (!matches && !plugin.fileAltered) {
         if (await this.plugins.setFileAltered(plugin.id, this.clock.now())) {
           result.altered.push(plugin.id);
           this.example(
@@ -262,7 +272,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
             `Plugin ${plugin.id} (${plugin.name}): its file ${plugin.filePath} no longer has the approved digest ${plugin.sha256}`,
           );
         }
-      } else if (matches && plugin.fileAlteredAt !== null) {
+      } else if (matches && plugin.fileAltered) {
         if (await this.plugins.setFileAltered(plugin.id, null)) {
           result.unaltered.push(plugin.id);
           this.example(

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { setImmediate } from 'node:timers/promises';
 import { EntityManager, IsNull, Not, Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { RULES_VERSION } from '../plugin-validator';
@@ -84,6 +85,9 @@ const orderBy = (sort: CatalogueSort, backwards = false): string =>
   ORDER_TERMS[sort]
     .map(([term, direction]) => `${term} ${backwards === (direction === 'ASC') ? 'DESC' : 'ASC'}`)
     .join(', ');
+
+/** Rows per statement of the reads that go through every plugin (see inIdPages). */
+const READ_PAGE = 2000;
 
 /** Positions between two remembered starts of a deep newest-first page (see pageFromCheckpoint). */
 export const CHECKPOINT_EVERY = 1000;
@@ -563,12 +567,50 @@ export class PluginsRepository {
       .getMany() as Promise<Array<{ id: number; name: string; version: string; sha256: string }>>;
   }
 
-  /** Approved plugins' served files, for the digest check of the reconciler and svc-admin. */
-  approvedFiles(): Promise<Array<Pick<UserPlugin, 'id' | 'name' | 'filePath' | 'sha256' | 'fileAlteredAt'>>> {
-    return this.plugins.find({
-      select: { id: true, name: true, filePath: true, sha256: true, fileAlteredAt: true },
-      where: { status: 'approved' },
-    });
+  /**
+   * Approved plugins' served files, for the digest check of the reconciler and svc-admin.
+   * Plain rows read a page of ids at a time (see inIdPages); only whether a file is marked
+   * altered is read of its mark.
+   */
+  async approvedFiles(): Promise<
+    Array<Pick<UserPlugin, 'id' | 'name' | 'filePath' | 'sha256'> & { fileAltered: boolean }>
+  > {
+    const rows = await this.inIdPages<{
+      id: number | string;
+      name: string;
+      file_path: string;
+      sha256: string | null;
+      file_altered_at: unknown;
+    }>('`id`, `name`, `file_path`, `sha256`, `file_altered_at`', "`status` = 'approved'");
+    return rows.map((row) => ({
+      id: Number(row.id),
+      name: row.name,
+      filePath: row.file_path,
+      sha256: row.sha256,
+      fileAltered: row.file_altered_at !== null,
+    }));
+  }
+
+  /**
+   * Every row matching `where`, in id order, READ_PAGE rows per statement with a turn of the
+   * event loop between: better-sqlite3 holds the event loop while a statement runs, and one
+   * over 100,000 rows held it for 0.3 to 0.5 s (and TypeORM's entities cost as much again).
+   */
+  private async inIdPages<Row extends { id: number | string }>(
+    columns: string,
+    where = '1 = 1',
+  ): Promise<Row[]> {
+    const rows: Row[] = [];
+    for (let after = 0; ;) {
+      const page = (await this.plugins.query(
+        `SELECT ${columns} FROM \`user_plugins\` WHERE ${where} AND \`id\` > ? ORDER BY \`id\` LIMIT ${READ_PAGE}`,
+        [after],
+      )) as Row[];
+      rows.push(...page);
+      if (page.length < READ_PAGE) return rows;
+      after = Number(page[page.length - 1].id);
+      await setImmediate();
+    }
   }
 
   async setDigestIfUnset(id: number, filePath: string, sha256: string): Promise<void> {
@@ -605,9 +647,12 @@ export class PluginsRepository {
    * longer than the rest of a start.
    */
   async files(): Promise<Array<{ id: number; name: string; filePath: string; fileMissing: boolean }>> {
-    const rows = (await this.plugins.query(
-      'SELECT `id`, `name`, `file_path`, `file_missing_at` FROM `user_plugins`',
-    )) as Array<{ id: number | string; name: string; file_path: string; file_missing_at: unknown }>;
+    const rows = await this.inIdPages<{
+      id: number | string;
+      name: string;
+      file_path: string;
+      file_missing_at: unknown;
+    }>('`id`, `name`, `file_path`, `file_missing_at`');
     return rows.map((row) => ({
       id: Number(row.id),
       name: row.name,
