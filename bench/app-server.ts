@@ -6,6 +6,7 @@ import { AppLogger } from '../src/logging/app-logger';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module';
 import { configureApp } from '../src/bootstrap';
+import { StartupWork } from '../src/common/startup-work';
 import { createHttpAdapter } from '../src/http/http-adapter';
 import { loadConfig, type AppConfig } from '../src/config/app-config';
 import { randomBytes } from 'node:crypto';
@@ -40,6 +41,8 @@ export function benchConfig(
 export interface AppServer {
   origin: string;
   dataSource: DataSource;
+  /** Resolves when the start-up work that follows listening is done (readiness is up). */
+  ready: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -57,9 +60,12 @@ export async function startApp(config: AppConfig): Promise<AppServer> {
   await configureApp(app);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
+  // As src/main.ts does once it listens.
+  const ready = app.get(StartupWork).begin();
   return {
     origin: `http://127.0.0.1:${port}`,
     dataSource: app.get(DataSource),
+    ready,
     close: async () => {
       // Keep-alive sockets of the load generator would otherwise hold the server open.
       app.getHttpServer().closeAllConnections();

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../src/config/app-config';
 import { indexPlugins } from '../src/community-plugins/plugin-search-index';
+import { recountLists } from '../src/community-plugins/catalogue-counts';
 import { RULES_VERSION } from '../src/plugin-validator';
 import type { IndexedPlugin } from '../src/community-plugins/plugin-search-index';
 import { storedTags } from '../src/community-plugins/user-plugin.entity';
@@ -38,6 +39,9 @@ export interface CatalogueScaleReport {
   /** Milliseconds from creating the app to listening, each start on the seeded database. */
   startups: number[];
   startupMedian: number;
+  /** Milliseconds from creating the app to the end of its start-up work (readiness up), each start. */
+  readies: number[];
+  readyMedian: number;
 }
 
 const BATCH = 1000;
@@ -160,6 +164,10 @@ export async function seedCatalogue(
       await indexPlugins(run, plugins);
     });
   }
+  // Written around the app: its kept catalogue counts are put right, as a start would.
+  await dataSource.transaction((manager) =>
+    recountLists((sql, params) => manager.query(sql, params) as Promise<unknown>),
+  );
 }
 
 function percentile(sorted: number[], fraction: number): number {
@@ -247,15 +255,30 @@ export async function measureCatalogueScale(
     await app.close();
   }
   const startups: number[] = [];
+  const readies: number[] = [];
   for (let start = 0; start < options.startups; start++) {
     progress(`catalogue at scale: start-up ${start + 1} of ${options.startups}`);
     const started = performance.now();
     app = await startApp(config);
     startups.push(performance.now() - started);
+    await app.ready;
+    readies.push(performance.now() - started);
     await app.close();
   }
-  const sorted = [...startups].sort((a, b) => a - b);
-  return { plugins, seedSeconds: seeding.seconds, rows, startups, startupMedian: percentile(sorted, 0.5) };
+  const median = (values: number[]) =>
+    percentile(
+      [...values].sort((a, b) => a - b),
+      0.5,
+    );
+  return {
+    plugins,
+    seedSeconds: seeding.seconds,
+    rows,
+    startups,
+    startupMedian: median(startups),
+    readies,
+    readyMedian: median(readies),
+  };
 }
 
 export function formatCatalogueScale(report: CatalogueScaleReport): string {
@@ -268,7 +291,9 @@ export function formatCatalogueScale(report: CatalogueScaleReport): string {
       (row) => `| ${row.name} | ${row.matches} | ${row.median.toFixed(2)} | ${row.p90.toFixed(2)} |`,
     ),
     `start-up on that database (create to listening): median ${report.startupMedian.toFixed(0)} ms ` +
-      `(${report.startups.map((ms) => ms.toFixed(0)).join(', ')})`,
+      `(${report.startups.map((ms) => ms.toFixed(0)).join(', ')}); ` +
+      `to the end of the start-up work (readiness up): median ${report.readyMedian.toFixed(0)} ms ` +
+      `(${report.readies.map((ms) => ms.toFixed(0)).join(', ')})`,
   ];
   return lines.join('\n');
 }

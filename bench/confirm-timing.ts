@@ -48,6 +48,7 @@ export async function measureConfirmTiming(): Promise<TimingFigures> {
     workDir,
   );
   const app = await startApp(config);
+  await app.ready;
   try {
     const post = async (path: string, body: object): Promise<number> => {
       const started = performance.now();

@@ -273,6 +273,7 @@ async function measure(
 
   progress('starting the app');
   const app = await startApp(config);
+  await app.ready;
   try {
     progress(`seeding: 3 users, ${SESSIONS_PER_USER} sessions, ${APPROVED_PLUGINS} approved plugins`);
     const seeded = await seed(app.origin, app.dataSource, {

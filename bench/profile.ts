@@ -87,6 +87,7 @@ async function main(): Promise<void> {
   const config = benchConfig(workDir, databaseUrl, { BCRYPT_COST: '4' });
   if (databaseUrl) await emptyDatabase(databaseUrl);
   const app = await startApp(config);
+  await app.ready;
   const baseline = await startBaseline(config);
   const profiler = new Session();
   profiler.connect();

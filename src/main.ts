@@ -13,6 +13,7 @@ import { ConfigError } from './config/app-config';
 import type { AppConfig } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
 import { enableGracefulShutdown } from './graceful-shutdown';
+import { StartupWork } from './common/startup-work';
 import { Readiness } from './health/readiness';
 import { waitForDatabase } from './database/wait-for-database';
 import { createPino } from './logging/log-destination';
@@ -71,10 +72,12 @@ async function main(): Promise<void> {
   const listening = `svc-api listening on http://${config.host}:${config.port} (${database})`;
   const refusal = await pluginDirectoryRefusal(app);
   if (refusal === null) {
-    logger.log(`${listening}, ready in ${Math.round(performance.now() - started)} ms`, 'Main');
+    logger.log(`${listening} after ${Math.round(performance.now() - started)} ms`, 'Main');
   } else {
     logger.error(`${listening}, NOT READY: ${refusal}`, 'Main');
   }
+  // What grows with the data runs now, while readiness waits for it (it logs when done).
+  void app.get(StartupWork).begin();
 }
 
 main().catch((error: unknown) => {

@@ -20,7 +20,7 @@ describe('health, request ids, security headers', () => {
     });
   });
 
-  it('answers readiness with the database, the migrations, the plugin directory and not stopping', async () => {
+  it('answers readiness with the start-up work, the database, the migrations, the plugin directory and not stopping', async () => {
     const response = await t.http().get('/api/v1/health/ready').expect(200);
     expect(response.body.status).toBe('success');
     expect(response.body.data.status).toBe('ok');
@@ -29,6 +29,7 @@ describe('health, request ids, security headers', () => {
       'migrations',
       'plugin_directory',
       'shutdown',
+      'startup',
     ]);
   });
 
@@ -42,7 +43,7 @@ describe('health, request ids, security headers', () => {
       expect(response.body).toEqual({
         status: 'fail',
         message: 'Service unavailable',
-        errors: { shutdown: 'up', database: 'up', migrations: 'up', plugin_directory: 'down' },
+        errors: { shutdown: 'up', startup: 'up', database: 'up', migrations: 'up', plugin_directory: 'down' },
       });
     } finally {
       rmSync(t.config.communityPluginDir, { force: true });

@@ -112,6 +112,7 @@ describe('a plugin directory belongs to one database', () => {
         /^down: the plugin directory belongs to another database \(installation [0-9a-f-]{36}\); give each database its own COMMUNITY_PLUGIN_DIR$/,
       ) as unknown,
       shutdown: 'up',
+      startup: 'up',
     });
 
     // A replica of the first database: same directory, same owner.
@@ -243,7 +244,7 @@ describe('a plugin directory belongs to one database', () => {
           ),
         ) as unknown,
       });
-      expect(first.stdout()).toMatch(/ready in \d+ ms/);
+      expect(first.stdout()).toMatch(/svc-api listening on \S+ \(.+\) after \d+ ms/);
       expect(first.stdout()).not.toMatch(/NOT READY/);
       expect(listing(directory)).toEqual([MARKER]);
     } finally {

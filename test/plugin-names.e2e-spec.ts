@@ -1,5 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { dirname } from 'node:path';
+import { seedCatalogue } from '../bench/catalogue-scale';
+import { NAME_KEY_BATCH } from '../src/community-plugins/plugin-name-keys';
+import { identityKey } from '../src/users/identity-key';
 import { expectFail } from './helpers/envelopes';
 import {
   benignPlugin,
@@ -113,4 +116,94 @@ describe('plugin names', () => {
     expectFail(await uploadNamed(bob, 'sCaNnEr'), 409, 'Plugin name already exists');
     expect((await uploadNamed(bob, 'Fresh after the upgrade')).status).toBe(201);
   });
+  it.each([
+    ['older rows beside keyed ones (a rolling upgrade: the unique index is there)', true],
+    ['an install from before the key (no unique index yet)', false],
+  ])(
+    'keys more plugins than one batch at start-up, %s: collisions across batches reported, the rest keyed',
+    async (_label, indexed) => {
+      const before = await t.dataSource.query(
+        "SELECT COUNT(*) AS n FROM user_plugins WHERE name LIKE 'scale-%'",
+      );
+      const seededBefore = Number((before as Array<{ n: unknown }>)[0].n);
+      if (seededBefore === 0)
+        await seedCatalogue(t.dataSource, t.config.communityPluginDir, NAME_KEY_BATCH + 300, alice.id);
+      const seeded = (
+        (await t.dataSource.query(
+          "SELECT id FROM user_plugins WHERE name LIKE 'scale-%' ORDER BY id",
+        )) as Array<{
+          id: unknown;
+        }>
+      ).map((row) => Number(row.id));
+      const [early, late, keeper, latecomer] = [
+        seeded[10],
+        seeded[NAME_KEY_BATCH + 50],
+        seeded[20],
+        seeded[NAME_KEY_BATCH + 100],
+      ];
+      // One pair within the keyless rows, a batch apart; one keyless row taking a keyed row's name.
+      await t.dataSource.query('UPDATE user_plugins SET name = ? WHERE id = ?', [
+        `Twin across ${indexed}`,
+        early,
+      ]);
+      await t.dataSource.query('UPDATE user_plugins SET name = ? WHERE id = ?', [
+        `ＴＷＩＮ ACROSS ${indexed}`,
+        late,
+      ]);
+      await t.dataSource.query('UPDATE user_plugins SET name = ?, name_key = ? WHERE id = ?', [
+        `Keeper ${indexed}`,
+        `keeper ${indexed}`,
+        keeper,
+      ]);
+      await t.dataSource.query('UPDATE user_plugins SET name = ? WHERE id = ?', [
+        `ＫＥＥＰＥＲ ${indexed}`,
+        latecomer,
+      ]);
+      // As rows older code wrote: no key, but for the keeper.
+      await t.dataSource.query(
+        "UPDATE user_plugins SET name_key = NULL WHERE name LIKE 'scale-%' OR id IN (?, ?, ?)",
+        [early, late, latecomer],
+      );
+      if (!indexed) {
+        const mysql = t.config.database.type !== 'sqlite';
+        await t.dataSource.query(
+          mysql
+            ? 'DROP INDEX uq_user_plugins_name_key ON user_plugins'
+            : 'DROP INDEX uq_user_plugins_name_key',
+        );
+      }
+      const url = databaseUrlOf(t);
+      const dataDir = dirname(t.config.communityPluginDir);
+      await t.close();
+
+      // (The pair of the test above is reported at each start too; only these plugins are looked at.)
+      const warnings = jest.spyOn(Logger.prototype, 'warn');
+      try {
+        t = await bootApp({ databaseUrl: url, dataDir, smtp });
+        expect(
+          warnings.mock.calls
+            .map(([message]) => String(message))
+            .filter((message) => seeded.some((id) => message.startsWith(`Plugin ${id} `))),
+        ).toEqual([
+          `Plugin ${late} has the same name as plugin ${early} once case and Unicode forms are ignored; ` +
+            'both keep their names, and no new plugin can take either',
+          `Plugin ${latecomer} has the same name as plugin ${keeper} once case and Unicode forms are ignored; ` +
+            'both keep their names, and no new plugin can take either',
+        ]);
+      } finally {
+        warnings.mockRestore();
+      }
+      const rows = (await t.dataSource.query(
+        `SELECT id, name, name_key FROM user_plugins WHERE id IN (${seeded.map(() => '?').join(', ')}) ORDER BY id`,
+        seeded,
+      )) as Array<{ id: unknown; name: string; name_key: string | null }>;
+      const expected = rows.map((row) => ({
+        id: Number(row.id),
+        key: [late, latecomer].includes(Number(row.id)) ? null : identityKey(row.name),
+      }));
+      expect(rows.map((row) => ({ id: Number(row.id), key: row.name_key }))).toEqual(expected);
+      expectFail(await uploadNamed(bob, `twin across ${indexed}`), 409, 'Plugin name already exists');
+    },
+    120_000,
+  );
 });

@@ -168,7 +168,7 @@ describe('community plugins: storage faults', () => {
     const down = await readiness(app);
     expect([down.status, down.body.errors]).toEqual([
       503,
-      { database: 'up', migrations: 'up', plugin_directory: 'down', shutdown: 'up' },
+      { database: 'up', migrations: 'up', plugin_directory: 'down', shutdown: 'up', startup: 'up' },
     ]);
   });
 });

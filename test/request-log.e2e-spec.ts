@@ -58,7 +58,7 @@ describe('logging (a real process at info level)', () => {
     await api.exited;
   });
 
-  it('starts with one info line naming the address, and route mapping only at debug', async () => {
+  it('starts with one info line naming the address, one when its start-up work is done, and route mapping only at debug', async () => {
     await call('/api/v1/health', { id: 'start-1' });
     await logOf('start-1');
     // A first start also says which migrations it applied, what it seeded and that it claimed
@@ -67,10 +67,11 @@ describe('logging (a real process at info level)', () => {
     const info = lines().filter(
       (line) => line.level === 30 && line.req === undefined && !firstStartOnly.has(String(line.context)),
     );
-    expect(info).toHaveLength(1);
+    expect(info).toHaveLength(2);
     expect(info[0].msg).toMatch(
       new RegExp(`^svc-api listening on http://127\\.0\\.0\\.1:${port} \\(SQLite `),
     );
+    expect(info[1].msg).toMatch(/^Start-up work done \(plugin rows and files\) \d+ ms after listening$/);
     expect(api.stdout()).not.toContain('Mapped {');
   });
 

@@ -2,6 +2,7 @@ import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 import {
   benignPlugin,
+  catalogueCounts,
   pluginFiles,
   SignedInUser,
   signUpAs,
@@ -24,7 +25,8 @@ const ROUNDS = 12;
 
 /**
  * Two admins acting on one plugin at once, over HTTP: every answer is a 2xx, 404 or 409, never
- * a 500, and what is left is consistent (a row with its file, or neither).
+ * a 500, and what is left is consistent (a row with its file, or neither, and the catalogue's
+ * kept counts equal to the rows counted).
  */
 describe('community plugins: concurrent reviews', () => {
   const smtp = new SmtpSink();
@@ -117,6 +119,9 @@ describe('community plugins: concurrent reviews', () => {
         expect(possible).toContain(rows[0]?.status ?? null);
       }
       await expectEveryRowWithItsFile();
+      // The catalogue's kept sizes moved with every approval, revocation and delete that won.
+      const { kept, counted } = await catalogueCounts(t);
+      expect(kept).toEqual(counted);
     },
     120_000,
   );

@@ -114,7 +114,7 @@ describe('graceful shutdown', () => {
     expect(ready.body).toEqual({
       status: 'fail',
       message: 'Service unavailable',
-      errors: { shutdown: 'down', database: 'up', migrations: 'up', plugin_directory: 'up' },
+      errors: { shutdown: 'down', startup: 'up', database: 'up', migrations: 'up', plugin_directory: 'up' },
     });
     expect((await getJson(port, '/api/v1/health')).status).toBe(200);
     expect(api.stdout()).not.toMatch(/new connections are refused/);

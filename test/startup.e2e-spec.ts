@@ -254,7 +254,7 @@ describe('start-up settings', () => {
     );
     // PORT and LOG_LEVEL come from the environment as well: theirs are the ones used.
     api = await spawnApiProcess({ LOG_LEVEL: 'info' }, { cwd: dir });
-    await api.waitForOutput(/svc-api listening on/);
+    await api.waitForOutput(/Start-up work done/);
     expect(api.stdout()).toContain(`svc-api listening on http://127.0.0.1:${api.port} (SQLite ${database})`);
     expect(api.port).not.toBe(port);
     expect(await status(api.port, '/api/v1/health/ready')).toBe(200);
@@ -267,7 +267,7 @@ describe('start-up settings', () => {
     await api.waitForOutput(/GET \/api\/v1\/health/);
     const lines = api.stdout().trimEnd().split('\n');
     expect(lines.find((line) => line.includes('listening'))).toMatch(
-      /^\d\d:\d\d:\d\d\.\d{3} INFO {2}\[Main\] svc-api listening on http:\/\/127\.0\.0\.1:\d+ \(SQLite \S+\), ready in \d+ ms$/,
+      /^\d\d:\d\d:\d\d\.\d{3} INFO {2}\[Main\] svc-api listening on http:\/\/127\.0\.0\.1:\d+ \(SQLite \S+\) after \d+ ms$/,
     );
     expect(lines.find((line) => line.includes('GET'))).toMatch(
       /^\d\d:\d\d:\d\d\.\d{3} INFO {2}GET \/api\/v1\/health\?token=\[Redacted\] 200 \d+ ms \(\S+\)$/,

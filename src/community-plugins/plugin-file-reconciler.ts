@@ -6,8 +6,10 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { unlink } from 'node:fs/promises';
+import { setImmediate } from 'node:timers/promises';
 import { join } from 'node:path';
 import { Clock } from '../common/clock';
+import { StartupWork } from '../common/startup-work';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { LEGACY_TEMPORARY_NAME, STORED_FILE_NAME } from './plugin-file-names';
@@ -32,6 +34,12 @@ export interface Reconciliation {
   /** Approved plugins whose file has its digest again (their mark cleared). */
   unaltered: number[];
 }
+
+/**
+ * Entries and rows compared between two turns of the event loop: a pass over 100,000 plugins
+ * otherwise keeps requests waiting for its whole comparison.
+ */
+const YIELD_EVERY = 2000;
 
 /** Lines logged per pass for single plugins; the pass's summary line counts them all. */
 export const MAX_EXAMPLE_LINES = 5;
@@ -61,8 +69,9 @@ const emptyReconciliation = (claimed: boolean): Reconciliation => ({
 });
 
 /**
- * Brings the plugin directory and the plugin rows back into agreement, at start-up and then
- * every PLUGIN_RECONCILE_INTERVAL_SECONDS. An upload writes its file before its row commits,
+ * Brings the plugin directory and the plugin rows back into agreement, once the app listens
+ * (a start-up task: readiness waits for it, see StartupWork) and then every
+ * PLUGIN_RECONCILE_INTERVAL_SECONDS. An upload writes its file before its row commits,
  * so a crash can leave a file that no row names: it is removed once older than
  * PLUGIN_FILE_GRACE_SECONDS (another replica's upload may be between write and commit) and
  * not being written by this process. A row whose file is missing is never deleted (only an
@@ -71,7 +80,8 @@ const emptyReconciliation = (claimed: boolean): Reconciliation => ({
  * PluginDirectoryClaim), and files it kept when adopting a directory are never removed.
  * At start-up the digests of approved files are checked in the background, after the rows
  * and files agree. Each pass logs one summary line and at most MAX_EXAMPLE_LINES single
- * plugins, however many it marked.
+ * plugins, however many it marked, and puts the catalogue's kept counts right if a writer that
+ * bypassed them (an older replica) left them wrong.
  */
 @Injectable()
 export class PluginFileReconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -89,26 +99,39 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly versions: PluginVersionsRepository,
     private readonly upgrade: PluginVersionsUpgrade,
+    private readonly startupWork: StartupWork,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
-    await this.upgrade.run();
-    // Rows and files agree before the first request; hashing every approved file (seconds at
-    // 100,000 plugins) is not waited for: that check runs right after start, in the background,
-    // and a reconcile() asked for meanwhile runs after it.
-    const first = await this.logFailure(() => this.pass({ digests: false }));
-    if (first?.claimed) {
-      this.startDigests = this.logFailure(async () => {
-        const result = emptyReconciliation(true);
-        await this.checkDigests(result);
-        this.logPass(result);
-      });
-    }
-    const interval = this.config.pluginReconcileIntervalSeconds * 1000;
-    if (interval > 0) {
-      this.timer = setInterval(() => void this.logFailure(() => this.reconcile()), interval);
-      this.timer.unref();
-    }
+  /**
+   * The upgrade of rows an older replica wrote and the first pass both read every plugin, so
+   * they run once the app listens, before readiness (StartupWork): a balancer sends nothing
+   * until rows and files agree. Hashing every approved file (seconds at 100,000 plugins) is
+   * not waited for: it runs after, in the background, and a reconcile() asked for meanwhile
+   * runs after it.
+   */
+  onApplicationBootstrap(): void {
+    let first: Reconciliation | undefined;
+    this.startupWork.add('plugin rows and files', async () => {
+      await this.upgrade.run();
+      await this.recountCatalogue();
+      // A pass that fails (a directory that cannot be read) is logged like any other and tried
+      // again at the next one; readiness then reports the directory, not the start.
+      first = await this.logFailure(() => this.pass({ digests: false }));
+    });
+    this.startupWork.afterStart(() => {
+      if (first?.claimed) {
+        this.startDigests = this.logFailure(async () => {
+          const result = emptyReconciliation(true);
+          await this.checkDigests(result);
+          this.logPass(result);
+        });
+      }
+      const interval = this.config.pluginReconcileIntervalSeconds * 1000;
+      if (interval > 0 && !this.stopping) {
+        this.timer = setInterval(() => void this.logFailure(() => this.reconcile()), interval);
+        this.timer.unref();
+      }
+    });
   }
 
   /**
@@ -122,7 +145,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     await this.running?.catch(() => undefined);
   }
 
-  /** The start-up digest check has ended (it runs in the background). */
+  /** The start-up digest check has ended (it runs in the background, after the start-up pass). */
   async settled(): Promise<void> {
     await this.startDigests;
   }
@@ -131,7 +154,9 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
   reconcile(): Promise<Reconciliation> {
     this.running ??= (async () => {
       await this.startDigests;
-      return this.pass({ digests: true });
+      const result = await this.pass({ digests: true });
+      await this.recountCatalogue();
+      return result;
     })().finally(() => (this.running = undefined));
     return this.running;
   }
@@ -168,7 +193,9 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     const graceMs = this.config.pluginFileGraceSeconds * 1000;
     const now = Date.now();
 
+    let looked = 0;
     for (const entry of entries) {
+      if (++looked % YIELD_EVERY === 0) await setImmediate();
       if (!entry.isFile || keep.has(entry.name)) continue;
       const temporary = LEGACY_TEMPORARY_NAME.test(entry.name);
       if (!temporary && (!STORED_FILE_NAME.test(entry.name) || named.has(entry.name))) continue;
@@ -190,6 +217,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
 
     const present = new Set(entries.filter((entry) => entry.isFile).map((entry) => entry.name));
     for (const row of rows) {
+      if (++looked % YIELD_EVERY === 0) await setImmediate();
       const there = present.has(row.filePath) || (await this.storage.exists(row.filePath));
       if (!there && !row.fileMissing) {
         if (await this.plugins.setFileMissing(row.id, this.clock.now())) {
@@ -213,6 +241,16 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     return result;
   }
 
+  /** The kept catalogue counts, checked against the rows; a wrong one is put right and logged. */
+  private async recountCatalogue(): Promise<void> {
+    for (const { view, kept, counted } of await this.plugins.recountCatalogue()) {
+      this.logger.warn(
+        `The count of the ${view} catalogue list was ${kept ?? 'missing'}, the rows say ${counted}: corrected ` +
+          '(a writer that does not keep the count, such as a replica on older code, changed the list)',
+      );
+    }
+  }
+
   /**
    * What runs must be what was approved: an approved file whose bytes no longer have the
    * approved digest is broken (out of the catalogue and the manifest, marked for admins) until
@@ -225,7 +263,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
       const content = await this.storage.read(plugin.filePath);
       if (content === null && !(await this.storage.exists(plugin.filePath))) continue;
       const matches = content !== null && sha256Hex(content) === plugin.sha256;
-      if (!matches && plugin.fileAlteredAt === null) {
+      if (!matches && !plugin.fileAltered) {
         if (await this.plugins.setFileAltered(plugin.id, this.clock.now())) {
           result.altered.push(plugin.id);
           this.example(
@@ -234,7 +272,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
             `Plugin ${plugin.id} (${plugin.name}): its file ${plugin.filePath} no longer has the approved digest ${plugin.sha256}`,
           );
         }
-      } else if (matches && plugin.fileAlteredAt !== null) {
+      } else if (matches && plugin.fileAltered) {
         if (await this.plugins.setFileAltered(plugin.id, null)) {
           result.unaltered.push(plugin.id);
           this.example(

@@ -1,5 +1,6 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Clock } from '../common/clock';
+import { StartupWork } from '../common/startup-work';
 import { Rule, RULES_VERSION, ValidatorBusyError, ValidatorPool } from '../plugin-validator';
 import { PluginStorage, sha256Hex } from './plugin-storage';
 import { PluginRechecksRepository } from './plugin-rechecks.repository';
@@ -20,7 +21,7 @@ export interface RecheckPass {
 
 /**
  * Issue 18: when a new version of the validator rules starts, every approved plugin is judged
- * again. After start-up (never delaying it or readiness) each approved file without a verdict
+ * again. After start-up (never delaying it or readiness: StartupWork.afterStart) each approved file without a verdict
  * of the current rules is validated through the server's pool, one at a time, and its verdict
  * stored; a plugin that now fails stays approved and is flagged to admins (admin view and
  * queue). A missing or altered file is the reconciler's business and is skipped here. An
@@ -38,10 +39,13 @@ export class PluginRecheckService implements OnApplicationBootstrap, BeforeAppli
     private readonly storage: PluginStorage,
     private readonly pool: ValidatorPool,
     private readonly clock: Clock,
+    private readonly startupWork: StartupWork,
   ) {}
 
   onApplicationBootstrap(): void {
-    this.schedule(0);
+    this.startupWork.afterStart(() => {
+      if (!this.stopping) this.schedule(0);
+    });
   }
 
   /** A validation under way finishes before the pool and the database close. */

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { DateUtils } from 'typeorm/util/DateUtils';
+import { setImmediate } from 'node:timers/promises';
 import { isDuplicateKeyError } from '../database/integrity-error';
 import type { Violation } from '../plugin-validator';
 
@@ -23,6 +24,9 @@ export interface RecheckCandidate {
   sha256: string;
 }
 
+/** Plugin ids looked through per statement by unchecked(). */
+const ID_RANGE = 5000;
+
 /** Every query on `plugin_rechecks` (one row per plugin: its latest verdict). */
 @Injectable()
 export class PluginRechecksRepository {
@@ -30,17 +34,31 @@ export class PluginRechecksRepository {
 
   /**
    * Approved plugins, in id order after `afterId`, whose served file (digest known, not missing,
-   * not altered) has no verdict of `rulesVersion` yet.
+   * not altered) has no verdict of `rulesVersion` yet. Looked for a range of ids at a time, with
+   * a turn of the event loop between ranges: when every plugin has its verdict the search reads
+   * them all (0.3 s at 100,000 plugins), and one SQLite statement holds the event loop throughout.
    */
   async unchecked(rulesVersion: number, afterId: number, limit: number): Promise<RecheckCandidate[]> {
-    const rows = (await this.dataSource.query(
-      'SELECT p.`id` AS id, p.`name` AS name, p.`file_path` AS file_path, p.`sha256` AS sha256 ' +
-        'FROM `user_plugins` p LEFT JOIN `plugin_rechecks` r ' +
-        'ON r.`plugin_id` = p.`id` AND r.`rules_version` = ? AND r.`sha256` = p.`sha256` ' +
-        "WHERE p.`status` = 'approved' AND p.`sha256` IS NOT NULL AND p.`file_missing_at` IS NULL " +
-        'AND p.`file_altered_at` IS NULL AND r.`plugin_id` IS NULL AND p.`id` > ? ORDER BY p.`id` LIMIT ?',
-      [rulesVersion, afterId, limit],
-    )) as Array<{ id: number | string; name: string; file_path: string; sha256: string }>;
+    const [{ last }] = (await this.dataSource.query(
+      'SELECT MAX(`id`) AS `last` FROM `user_plugins`',
+    )) as Array<{
+      last: number | string | null;
+    }>;
+    const rows: Array<{ id: number | string; name: string; file_path: string; sha256: string }> = [];
+    for (let from = afterId; rows.length < limit && from < Number(last ?? 0); from += ID_RANGE) {
+      if (from > afterId) await setImmediate();
+      rows.push(
+        ...((await this.dataSource.query(
+          'SELECT p.`id` AS id, p.`name` AS name, p.`file_path` AS file_path, p.`sha256` AS sha256 ' +
+            'FROM `user_plugins` p LEFT JOIN `plugin_rechecks` r ' +
+            'ON r.`plugin_id` = p.`id` AND r.`rules_version` = ? AND r.`sha256` = p.`sha256` ' +
+            "WHERE p.`status` = 'approved' AND p.`sha256` IS NOT NULL AND p.`file_missing_at` IS NULL " +
+            'AND p.`file_altered_at` IS NULL AND r.`plugin_id` IS NULL AND p.`id` > ? AND p.`id` <= ? ' +
+            'ORDER BY p.`id` LIMIT ?',
+          [rulesVersion, from, from + ID_RANGE, limit - rows.length],
+        )) as typeof rows),
+      );
+    }
     return rows.map((row) => ({
       id: Number(row.id),
       name: row.name,

@@ -1,9 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, In, IsNull, Not, Repository } from 'typeorm';
+import { setImmediate } from 'node:timers/promises';
+import { EntityManager, IsNull, Not, Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { RULES_VERSION } from '../plugin-validator';
+import { retryOnDeadlock } from '../database/deadlock';
 import { identityKey } from '../users/identity-key';
+import { IN_NO_LIST, keptCount, membershipOf, moveBetweenLists, recountLists } from './catalogue-counts';
+import type { CatalogueView, KeptCount, Recount } from './catalogue-counts';
 import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
 import {
   gramCounts,
@@ -81,6 +85,33 @@ const orderBy = (sort: CatalogueSort, backwards = false): string =>
   ORDER_TERMS[sort]
     .map(([term, direction]) => `${term} ${backwards === (direction === 'ASC') ? 'DESC' : 'ASC'}`)
     .join(', ');
+
+/** Rows per statement of the reads that go through every plugin (see inIdPages). */
+const READ_PAGE = 2000;
+
+/** Positions between two remembered starts of a deep newest-first page (see pageFromCheckpoint). */
+export const CHECKPOINT_EVERY = 1000;
+
+/** The newest-first sort key of one plugin, as the driver gave it (so it compares as stored). */
+interface CheckpointKey {
+  createdAt: unknown;
+  id: number;
+}
+
+/** From a checkpoint on, newest first: (created_at, id) at most the checkpoint's, in a form both planners read as an index range. */
+const FROM_KEY = '`created_at` <= ? AND (`created_at` < ? OR `id` <= ?)';
+
+/** The unfiltered list a filter asks for, if it is one: only status and the caller's view are set. */
+function unfilteredList(filter: CatalogueFilter): CatalogueView | null {
+  const narrowed =
+    filter.group ||
+    filter.type ||
+    filter.q ||
+    filter.tag ||
+    (filter.minRating !== undefined && filter.minRating > 0);
+  if (filter.status !== 'approved' || narrowed) return null;
+  return filter.includeAltered ? 'approved' : 'listed';
+}
 
 export interface CatalogueFilter {
   status: PluginStatus;
@@ -160,9 +191,14 @@ export class PluginsRepository {
       params.push(filter.tag);
     }
     const where = conditions.join(' AND ');
-    return narrowed
-      ? this.narrowedPage(where, params, filter, filter.sort)
-      : this.page(where, params, filter, filter.sort);
+    if (narrowed) return this.narrowedPage(where, params, filter, filter.sort);
+    const view = unfilteredList(filter);
+    if (view) {
+      const kept = await keptCount(this.run, view);
+      const page = kept && (await this.keptPage(view, kept, where, params, filter));
+      if (page) return page;
+    }
+    return this.page(where, params, filter, filter.sort);
   }
 
   /**
@@ -227,10 +263,8 @@ export class PluginsRepository {
   }
 
   /**
-   * A page of the matching rows, newest first, with the count over all pages. The page's ids
-   * are found first (from an index alone when one covers the filter) and only those rows are
-   * read. A page past the middle is found from the other end, so the last page costs what the
-   * first does; a page past the end costs nothing more than the count.
+   * A page of the matching rows with the count over all pages (counted here). A page past the
+   * end costs nothing more than the count.
    */
   private async page(
     where: string,
@@ -244,6 +278,21 @@ export class PluginsRepository {
     )) as Array<{ cnt: number | string }>;
     const total = Number(counted?.cnt ?? 0);
     if (offset >= total) return { total, plugins: [] };
+    return { total, plugins: await this.readPage(where, params, { limit, offset }, sort, total) };
+  }
+
+  /**
+   * The rows of a page of a list of `total` rows: the page's ids are found first (from an index
+   * alone when one covers the filter) and only those rows are read. A page past the middle is
+   * found from the other end, so the last page costs what the first does.
+   */
+  private async readPage(
+    where: string,
+    params: unknown[],
+    { limit, offset }: { limit: number; offset: number },
+    sort: CatalogueSort,
+    total: number,
+  ): Promise<UserPlugin[]> {
     const fromEnd = Math.max(0, total - offset - limit);
     const backwards = fromEnd < offset;
     const window = backwards ? { limit: total - offset - fromEnd, offset: fromEnd } : { limit, offset };
@@ -253,8 +302,115 @@ export class PluginsRepository {
         `LIMIT ? OFFSET ?) AS \`page\`) ORDER BY ${orderBy(sort)}`,
       [...params, window.limit, window.offset],
     )) as Array<Record<string, unknown>>;
-    return { total, plugins: rows.map((row) => this.fromRow(row)) };
+    return rows.map((row) => this.fromRow(row));
   }
+
+  /**
+   * A page of an unfiltered list, whose size is kept (catalogue-counts.ts) rather than counted.
+   * Each statement reads the page only if the list's change count is still the one read with
+   * its size, so the page and `total` describe the same list; when it is not (a plugin was
+   * approved or removed in between), null, and the caller counts. A newest-first page further
+   * than CHECKPOINT_EVERY from both ends starts from a remembered checkpoint.
+   */
+  private async keptPage(
+    view: CatalogueView,
+    kept: KeptCount,
+    where: string,
+    params: unknown[],
+    { limit, offset, sort }: { limit: number; offset: number; sort: CatalogueSort },
+  ): Promise<{ total: number; plugins: UserPlugin[] } | null> {
+    const total = kept.plugins;
+    if (offset >= total) return { total, plugins: [] };
+    const unchanged = {
+      where: `${where} AND (SELECT c.\`changes\` FROM \`catalogue_counts\` c WHERE c.\`name\` = ?) = ?`,
+      params: [...params, view, kept.changes],
+    };
+    const deep = sort === 'newest' && Math.min(offset, total - offset - limit) >= CHECKPOINT_EVERY;
+    const plugins = deep
+      ? await this.pageFromCheckpoint(view, kept, unchanged, { limit, offset })
+      : await this.readPage(unchanged.where, unchanged.params, { limit, offset }, sort, total);
+    return plugins.length > 0 ? { total, plugins } : null;
+  }
+
+  /**
+   * Deep pages of the newest-first lists (issue 22: OFFSET 50,000 walked 50,000 index entries,
+   * 11 ms on MariaDB). Every CHECKPOINT_EVERY positions the sort key there (`created_at`, `id`)
+   * is remembered, per list, under the list's change count; a page starts at the checkpoint
+   * below it (one index range) and walks fewer than CHECKPOINT_EVERY entries. A checkpoint is
+   * found once per change of the list, from the nearest known one or from the nearer end.
+   * Approvals and removals are rare next to reads, and `created_at` and `id` never change, so
+   * the remembered keys stay right until the change count moves.
+   */
+  private async pageFromCheckpoint(
+    view: CatalogueView,
+    kept: KeptCount,
+    unchanged: { where: string; params: unknown[] },
+    { limit, offset }: { limit: number; offset: number },
+  ): Promise<UserPlugin[]> {
+    const position = offset - (offset % CHECKPOINT_EVERY);
+    const key = await this.checkpoint(view, kept, unchanged, position);
+    if (!key) return [];
+    const rows = (await this.plugins.query(
+      `SELECT ${this.listed().select} FROM \`user_plugins\` WHERE \`id\` IN (SELECT \`id\` FROM ` +
+        `(SELECT \`id\` FROM \`user_plugins\` WHERE ${unchanged.where} AND ${FROM_KEY} ` +
+        `ORDER BY ${orderBy('newest')} LIMIT ? OFFSET ?) AS \`page\`) ORDER BY ${orderBy('newest')}`,
+      [...unchanged.params, key.createdAt, key.createdAt, key.id, limit, offset - position],
+    )) as Array<Record<string, unknown>>;
+    return rows.map((row) => this.fromRow(row));
+  }
+
+  /** The sort key at `position` of the list as `kept` describes it; null when the list changed since. */
+  private async checkpoint(
+    view: CatalogueView,
+    kept: KeptCount,
+    unchanged: { where: string; params: unknown[] },
+    position: number,
+  ): Promise<CheckpointKey | null> {
+    let known = this.checkpoints.get(view);
+    if (!known || known.changes < kept.changes) {
+      known = { changes: kept.changes, keys: new Map() };
+      this.checkpoints.set(view, known);
+    } else if (known.changes > kept.changes) {
+      // This request read the count before a newer one did: its keys are not kept.
+      known = { changes: kept.changes, keys: new Map() };
+    }
+    const remembered = known.keys.get(position);
+    if (remembered) return remembered;
+
+    const below = Math.max(-1, ...[...known.keys.keys()].filter((at) => at < position));
+    const fromEnd = kept.plugins - 1 - position;
+    let sql = `SELECT \`created_at\`, \`id\` FROM \`user_plugins\` WHERE ${unchanged.where}`;
+    let params = unchanged.params;
+    let walk: number;
+    if (below >= 0 && position - below <= Math.min(position, fromEnd)) {
+      const start = known.keys.get(below)!;
+      sql += ` AND ${FROM_KEY} ORDER BY ${orderBy('newest')}`;
+      params = [...params, start.createdAt, start.createdAt, start.id];
+      walk = position - below;
+    } else if (position <= fromEnd) {
+      sql += ` ORDER BY ${orderBy('newest')}`;
+      walk = position;
+    } else {
+      sql += ` ORDER BY ${orderBy('newest', true)}`;
+      walk = fromEnd;
+    }
+    const [row] = (await this.plugins.query(`${sql} LIMIT 1 OFFSET ?`, [...params, walk])) as Array<{
+      created_at: unknown;
+      id: number | string;
+    }>;
+    if (!row) return null;
+    const key = { createdAt: row.created_at, id: Number(row.id) };
+    known.keys.set(position, key);
+    return key;
+  }
+
+  /** Each unfiltered list's remembered checkpoints (see pageFromCheckpoint), under its change count. */
+  private readonly checkpoints = new Map<
+    CatalogueView,
+    { changes: number; keys: Map<number, CheckpointKey> }
+  >();
+
+  private readonly run: RunQuery = (sql, params) => this.plugins.query(sql, params) as Promise<unknown>;
 
   /** The listed columns' metadata, found once: TypeORM searches a list on every lookup. */
   private listedColumns?: {
@@ -322,8 +478,9 @@ export class PluginsRepository {
     // insert the id its rolled-back run was given.
     const result = await manager.insert(UserPlugin, { ...plugin });
     plugin.id = Number((result.identifiers[0] as { id: number | string }).id);
-    // Its search and tag index rows, in the same transaction.
+    // Its search and tag index rows, and the catalogue's counts, in the same transaction.
     await indexPlugins(runner(manager), [plugin]);
+    await moveBetweenLists(runner(manager), IN_NO_LIST, membershipOf(plugin));
   }
 
   /**
@@ -335,9 +492,22 @@ export class PluginsRepository {
     return manager.findOneBy(UserPlugin, { id });
   }
 
-  /** A change to an indexed field (none of today's writes makes one) re-indexes the plugin. */
+  /**
+   * A change to an indexed field (none of today's writes makes one) re-indexes the plugin; a
+   * change of status or of the altered mark moves it between the catalogue's lists, whose
+   * counts change in the same transaction.
+   */
   async update(manager: EntityManager, id: number, values: Partial<UserPlugin>): Promise<void> {
+    const moves = values.status !== undefined || values.fileAlteredAt !== undefined;
+    const before = moves ? await this.lockedListState(manager, id) : null;
     await manager.update(UserPlugin, { id }, values);
+    if (before) {
+      const after = {
+        status: values.status ?? before.status,
+        fileAlteredAt: values.fileAlteredAt !== undefined ? values.fileAlteredAt : before.fileAlteredAt,
+      };
+      await moveBetweenLists(runner(manager), membershipOf(before), membershipOf(after));
+    }
     if (INDEXED_FIELDS.some((field) => values[field] !== undefined)) {
       const plugin = await manager.findOneBy(UserPlugin, { id });
       if (plugin) await reindexPlugin(runner(manager), plugin);
@@ -346,8 +516,35 @@ export class PluginsRepository {
 
   /** Its versions, approvals and ratings go with it (foreign keys); its audit entries stay. */
   async delete(manager: EntityManager, id: number): Promise<void> {
+    const before = await this.lockedListState(manager, id);
     await unindexPlugin(runner(manager), id);
-    await manager.delete(UserPlugin, { id });
+    const deleted = await manager.delete(UserPlugin, { id });
+    if (before && deleted.affected) await moveBetweenLists(runner(manager), membershipOf(before), IN_NO_LIST);
+  }
+
+  /**
+   * What decides a plugin's lists, read as committed now and locked until the transaction ends
+   * (MySQL reads a snapshot otherwise; SQLite's one writer reads what is current).
+   */
+  private async lockedListState(
+    manager: EntityManager,
+    id: number,
+  ): Promise<{ status: string; fileAlteredAt: unknown } | null> {
+    const mysql = manager.connection.options.type === 'mysql';
+    const [row] = (await manager.query(
+      `SELECT \`status\`, \`file_altered_at\` FROM \`user_plugins\` WHERE \`id\` = ?${mysql ? ' FOR UPDATE' : ''}`,
+      [id],
+    )) as Array<{ status: string; file_altered_at: unknown }>;
+    return row ? { status: row.status, fileAlteredAt: row.file_altered_at } : null;
+  }
+
+  /**
+   * Counts the unfiltered lists and puts their kept counts right (catalogue-counts.ts), in a
+   * transaction of its own, run again when it loses to a concurrent write; which counts were wrong.
+   */
+  recountCatalogue(): Promise<Recount[]> {
+    const manager = this.plugins.manager;
+    return retryOnDeadlock(() => manager.transaction((inner) => recountLists(runner(inner))));
   }
 
   /**
@@ -370,25 +567,78 @@ export class PluginsRepository {
       .getMany() as Promise<Array<{ id: number; name: string; version: string; sha256: string }>>;
   }
 
-  /** Approved plugins' served files, for the digest check of the reconciler and svc-admin. */
-  approvedFiles(): Promise<Array<Pick<UserPlugin, 'id' | 'name' | 'filePath' | 'sha256' | 'fileAlteredAt'>>> {
-    return this.plugins.find({
-      select: { id: true, name: true, filePath: true, sha256: true, fileAlteredAt: true },
-      where: { status: 'approved' },
-    });
+  /**
+   * Approved plugins' served files, for the digest check of the reconciler and svc-admin.
+   * Plain rows read a page of ids at a time (see inIdPages); only whether a file is marked
+   * altered is read of its mark.
+   */
+  async approvedFiles(): Promise<
+    Array<Pick<UserPlugin, 'id' | 'name' | 'filePath' | 'sha256'> & { fileAltered: boolean }>
+  > {
+    const rows = await this.inIdPages<{
+      id: number | string;
+      name: string;
+      file_path: string;
+      sha256: string | null;
+      file_altered_at: unknown;
+    }>('`id`, `name`, `file_path`, `sha256`, `file_altered_at`', "`status` = 'approved'");
+    return rows.map((row) => ({
+      id: Number(row.id),
+      name: row.name,
+      filePath: row.file_path,
+      sha256: row.sha256,
+      fileAltered: row.file_altered_at !== null,
+    }));
+  }
+
+  /**
+   * Every row matching `where`, in id order, READ_PAGE rows per statement with a turn of the
+   * event loop between: better-sqlite3 holds the event loop while a statement runs, and one
+   * over 100,000 rows held it for 0.3 to 0.5 s (and TypeORM's entities cost as much again).
+   */
+  private async inIdPages<Row extends { id: number | string }>(
+    columns: string,
+    where = '1 = 1',
+  ): Promise<Row[]> {
+    const rows: Row[] = [];
+    for (let after = 0; ;) {
+      const page = (await this.plugins.query(
+        `SELECT ${columns} FROM \`user_plugins\` WHERE ${where} AND \`id\` > ? ORDER BY \`id\` LIMIT ${READ_PAGE}`,
+        [after],
+      )) as Row[];
+      rows.push(...page);
+      if (page.length < READ_PAGE) return rows;
+      after = Number(page[page.length - 1].id);
+      await setImmediate();
+    }
   }
 
   async setDigestIfUnset(id: number, filePath: string, sha256: string): Promise<void> {
     await this.plugins.update({ id, filePath, sha256: IsNull() }, { sha256 });
   }
 
-  /** Marks (a Date) or clears (null) an altered file; false when the row is gone or already so. */
-  async setFileAltered(id: number, at: Date | null): Promise<boolean> {
-    const updated = await this.plugins.update(
-      { id, fileAlteredAt: at === null ? Not(IsNull()) : IsNull() },
-      { fileAlteredAt: at },
+  /**
+   * Marks (a Date) or clears (null) an altered file; false when the row is gone or already so.
+   * An approved plugin leaves the public list while marked: its count changes with the mark.
+   */
+  setFileAltered(id: number, at: Date | null): Promise<boolean> {
+    const manager = this.plugins.manager;
+    return retryOnDeadlock(() =>
+      manager.transaction(async (inner) => {
+        const updated = await inner.update(
+          UserPlugin,
+          { id, fileAlteredAt: at === null ? Not(IsNull()) : IsNull() },
+          { fileAlteredAt: at },
+        );
+        if (!updated.affected) return false;
+        const state = await this.lockedListState(inner, id);
+        if (state) {
+          const before = membershipOf({ status: state.status, fileAlteredAt: at === null ? 'marked' : null });
+          await moveBetweenLists(runner(inner), before, membershipOf(state));
+        }
+        return true;
+      }),
     );
-    return Boolean(updated.affected);
   }
 
   /**
@@ -397,9 +647,12 @@ export class PluginsRepository {
    * longer than the rest of a start.
    */
   async files(): Promise<Array<{ id: number; name: string; filePath: string; fileMissing: boolean }>> {
-    const rows = (await this.plugins.query(
-      'SELECT `id`, `name`, `file_path`, `file_missing_at` FROM `user_plugins`',
-    )) as Array<{ id: number | string; name: string; file_path: string; file_missing_at: unknown }>;
+    const rows = await this.inIdPages<{
+      id: number | string;
+      name: string;
+      file_path: string;
+      file_missing_at: unknown;
+    }>('`id`, `name`, `file_path`, `file_missing_at`');
     return rows.map((row) => ({
       id: Number(row.id),
       name: row.name,
@@ -418,21 +671,6 @@ export class PluginsRepository {
       { id, fileMissingAt: at === null ? Not(IsNull()) : IsNull() },
       { fileMissingAt: at },
     );
-    return Boolean(updated.affected);
-  }
-
-  /**
-   * One conditional UPDATE, so two admins acting at once cannot both move the plugin out of
-   * the same status: false for the one that found it moved already.
-   */
-  async updateIfStatusIn(
-    id: number,
-    from: PluginStatus[],
-    values: Partial<UserPlugin>,
-    options: { withFileOnly?: boolean } = {},
-  ): Promise<boolean> {
-    const where = { id, status: In(from), ...(options.withFileOnly ? { fileMissingAt: IsNull() } : {}) };
-    const updated = await this.plugins.update(where, values);
     return Boolean(updated.affected);
   }
 }

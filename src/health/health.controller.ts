@@ -12,6 +12,7 @@ import {
   PluginDirectoryClaim,
 } from '../community-plugins/plugin-directory-claim';
 import { Public } from '../common/decorators';
+import { StartupWork } from '../common/startup-work';
 import { success } from '../common/envelopes';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -33,6 +34,7 @@ export class HealthController {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly readiness: Readiness,
     private readonly pluginDirectory: PluginDirectoryClaim,
+    private readonly startupWork: StartupWork,
   ) {}
 
   /** Liveness: the process answers. */
@@ -44,10 +46,10 @@ export class HealthController {
   }
 
   /**
-   * Readiness: database reachable, migrations applied, plugin directory this database's and
-   * writable with PLUGIN_DIR_MIN_FREE_BYTES free.
+   * Readiness: start-up work done (StartupWork), database reachable, migrations applied, plugin
+   * directory this database's and writable with PLUGIN_DIR_MIN_FREE_BYTES free.
    */
-  @ApiOperation({ summary: 'Readiness: database, migrations, plugin directory' })
+  @ApiOperation({ summary: 'Readiness: start-up work, database, migrations, plugin directory' })
   @ApiDataResponse(200, inline({ type: 'object', description: 'Up or down per check' }))
   @ApiFailResponses(503)
   @Get('ready')
@@ -58,6 +60,12 @@ export class HealthController {
         () =>
           this.indicators.check('shutdown').attempt(() => {
             if (this.readiness.isStopping) throw new Error('stopping');
+            return Promise.resolve();
+          }),
+        // The work a start does once it listens (the plugin files pass, the catalogue counts).
+        () =>
+          this.indicators.check('startup').attempt(() => {
+            if (!this.startupWork.isDone) throw new Error('starting');
             return Promise.resolve();
           }),
         () =>

@@ -88,18 +88,16 @@ export function getJson(port: number, path: string): Promise<PostAnswer> {
   });
 }
 
+/**
+ * Until the process answers and its start-up work (which follows listening) is done: readiness
+ * answers 200, or 503 with its `startup` check up (another check may rightly be down).
+ */
 export async function waitUntilReady(port: number, child: ChildProcess): Promise<void> {
   for (let attempt = 0; attempt < 300; attempt += 1) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    const ready = await new Promise<boolean>((resolve) => {
-      const probe = httpRequest({ host: '127.0.0.1', port, path: '/api/v1/health' }, (response) => {
-        response.resume();
-        resolve(response.statusCode === 200);
-      });
-      probe.on('error', () => resolve(false));
-      probe.end();
-    });
-    if (ready) return;
+    const answer = await getJson(port, '/api/v1/health/ready').catch(() => undefined);
+    const errors = (answer?.body as { errors?: Record<string, string> } | undefined)?.errors;
+    if (answer?.status === 200 || (answer?.status === 503 && errors?.startup === 'up')) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error('server did not become ready');

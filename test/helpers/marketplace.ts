@@ -134,3 +134,30 @@ export function databaseUrlOf(t: TestApp): string {
   const auth = `${encodeURIComponent(database.username)}${database.password ? `:${encodeURIComponent(database.password)}` : ''}`;
   return `mysql://${auth}@${database.host}:${database.port}/${database.database}`;
 }
+
+/** The catalogue's kept counts (catalogue_counts) beside the same lists counted from the rows. */
+export async function catalogueCounts(
+  t: TestApp,
+): Promise<{ kept: Record<string, number>; counted: Record<string, number> }> {
+  const kept = (await t.dataSource.query(
+    'SELECT name, plugins FROM catalogue_counts ORDER BY name',
+  )) as Array<{
+    name: string;
+    plugins: unknown;
+  }>;
+  const count = async (where: string) => {
+    const [row] = (await t.dataSource.query(
+      `SELECT COUNT(*) AS n FROM user_plugins WHERE ${where}`,
+    )) as Array<{
+      n: unknown;
+    }>;
+    return Number(row.n);
+  };
+  return {
+    kept: Object.fromEntries(kept.map((row) => [row.name, Number(row.plugins)])),
+    counted: {
+      approved: await count("status = 'approved'"),
+      listed: await count("status = 'approved' AND file_altered_at IS NULL"),
+    },
+  };
+}

@@ -9,6 +9,7 @@ import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/bootstrap';
 import { createHttpAdapter } from '../../src/http/http-adapter';
 import { Clock } from '../../src/common/clock';
+import { StartupWork } from '../../src/common/startup-work';
 import { loadConfig } from '../../src/config/app-config';
 import { Outbox } from '../../src/outbox/outbox.service';
 import type { AppConfig } from '../../src/config/app-config';
@@ -83,6 +84,8 @@ export async function bootApp(options: {
   checkAnswersAgainstOpenApi(app);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
+  // What src/main.ts begins once it listens; the tests start from a finished start, as before.
+  await app.get(StartupWork).begin();
   return {
     app,
     config,
