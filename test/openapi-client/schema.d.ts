@@ -661,7 +661,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: database, migrations, plugin directory */
+        /** Readiness: start-up work, database, migrations, plugin directory */
         get: operations["HealthController_ready"];
         put?: never;
         post?: never;
