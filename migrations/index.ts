@@ -12,6 +12,7 @@ import { CreatePluginRechecks1763693000000 } from './1763693000000-CreatePluginR
 import { CatalogueSearchIndex1763694000000 } from './1763694000000-CatalogueSearchIndex';
 import { PluginNameKey1763695000000 } from './1763695000000-PluginNameKey';
 import { AccountLock1763696000000 } from './1763696000000-AccountLock';
+import { ActivationLinksByAddress1763698000000 } from './1763698000000-ActivationLinksByAddress';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -29,4 +30,5 @@ export const migrations = [
   CatalogueSearchIndex1763694000000,
   PluginNameKey1763695000000,
   AccountLock1763696000000,
+  ActivationLinksByAddress1763698000000,
 ];
