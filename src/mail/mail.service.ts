@@ -18,8 +18,10 @@ export class MailDeliveryError extends Error {}
 const MAIL_JOB = 'mail';
 /** SMTP conversations the thread holds at once: mostly waiting on the server. */
 const CONVERSATIONS = 16;
-/** The thread gives the CPU up to the event loop whenever it wants it (as the bcrypt threads do). */
+/** The thread gives the CPU up to everything else whenever it wants it (the bcrypt threads: 10). */
 const NICE_INCREMENT = 19;
+/** A handed-off mail goes to the thread at a random moment within this (see handOff). */
+const HANDOFF_SPREAD_MS = 1_000;
 
 /**
  * Mail leaves through one thread of its own (src/mail/mail-thread.ts): what nodemailer costs
@@ -30,7 +32,8 @@ const NICE_INCREMENT = 19;
 export class MailService implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger('Mail');
   private readonly thread: Piscina<MailTask, void>;
-  private readonly handedOff = new Set<Promise<void>>();
+  /** Each handed-off delivery, with what starts it at once. */
+  private readonly handedOff = new Map<Promise<void>, () => void>();
 
   constructor(
     private readonly outbox: Outbox,
@@ -74,15 +77,20 @@ export class MailService implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /**
-   * Gives the mail to the thread and returns at once; with `deliver` false the thread drops
-   * it. The caller's work is then the same whether a mail goes out or not, and nothing on the
-   * event loop waits for the SMTP server (see docs/decisions/activation-links-by-address.md).
+   * Gives the mail to the thread at a random moment within the next HANDOFF_SPREAD_MS and
+   * returns at once; with `deliver` false the thread drops it. The caller's work is then the
+   * same whether a mail goes out or not, nothing on the event loop waits for the SMTP server,
+   * and the CPU a real delivery takes (on another core, at the lowest priority) does not fall
+   * on the requests right after the caller's (see docs/decisions/activation-links-by-address.md).
    * A delivery that fails is queued as a mail job, which the outbox retries; a crash before
    * the SMTP server took the mail loses it.
    */
   handOff(mail: Mail, deliver: boolean): void {
-    const delivery = this.thread
-      .run({ ...mail, deliver })
+    let start!: () => void;
+    const started = new Promise<void>((resolve) => (start = resolve));
+    const timer = setTimeout(() => start(), Math.random() * HANDOFF_SPREAD_MS);
+    const delivery = started
+      .then(() => this.thread.run({ ...mail, deliver }))
       .catch(async (error: unknown) => {
         this.logger.warn(`Mail "${mail.subject}" to ${mail.to} failed: ${(error as Error).message}; queued`);
         await this.queue(this.transactions.manager, mail);
@@ -92,13 +100,22 @@ export class MailService implements OnModuleInit, BeforeApplicationShutdown {
         this.logger.error(`Mail "${mail.subject}" to ${mail.to} lost: ${(error as Error).message}`),
       )
       .finally(() => this.handedOff.delete(delivery));
-    this.handedOff.add(delivery);
+    this.handedOff.set(delivery, () => {
+      clearTimeout(timer);
+      start();
+    });
   }
 
-  /** Waits for every mail handed off so far; true when there was one (for tests and a clean stop). */
+  /**
+   * Hands every waiting mail to the thread now and waits until all are out (or queued again);
+   * true when there was one. For a clean stop, and for tests.
+   */
   async handedOffSettled(): Promise<boolean> {
     if (this.handedOff.size === 0) return false;
-    while (this.handedOff.size > 0) await Promise.all([...this.handedOff]);
+    while (this.handedOff.size > 0) {
+      for (const now of this.handedOff.values()) now();
+      await Promise.all([...this.handedOff.keys()]);
+    }
     return true;
   }
 
