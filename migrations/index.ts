@@ -13,6 +13,7 @@ import { CatalogueSearchIndex1763694000000 } from './1763694000000-CatalogueSear
 import { PluginNameKey1763695000000 } from './1763695000000-PluginNameKey';
 import { AccountLock1763696000000 } from './1763696000000-AccountLock';
 import { CatalogueCounts1763697000000 } from './1763697000000-CatalogueCounts';
+import { ActivationLinksByAddress1763698000000 } from './1763698000000-ActivationLinksByAddress';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -31,4 +32,5 @@ export const migrations = [
   PluginNameKey1763695000000,
   AccountLock1763696000000,
   CatalogueCounts1763697000000,
+  ActivationLinksByAddress1763698000000,
 ];

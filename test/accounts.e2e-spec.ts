@@ -359,7 +359,7 @@ describe('accounts', () => {
       const key = await activationKey(t, smtp, user.email);
       expect(mail.html).toContain(`http://svc.example.test:8443/email-verify/${key}`);
       const records = (await t.dataSource.query(
-        'SELECT c.key_value, c.expiration_time FROM email_confirmation c JOIN users u ON u.id = c.user_id WHERE u.name = ?',
+        'SELECT c.key_value, c.expiration_time FROM email_confirmation c JOIN users u ON u.email_key = c.email_key WHERE u.name = ?',
         [user.username],
       )) as Array<{ key_value: string }>;
       expect(records.map((record) => record.key_value)).toEqual([key]);

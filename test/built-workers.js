@@ -10,6 +10,7 @@ const { join, relative } = require('node:path');
 const ROOT = join(__dirname, '..');
 const WORKERS = {
   'bcrypt-worker': 'src/account/bcrypt-worker',
+  'mail-thread': 'src/mail/mail-thread',
 };
 
 const moduleNameMapper = Object.fromEntries(

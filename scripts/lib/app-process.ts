@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { closeSync, createWriteStream, existsSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { registerCleanup, sleep, withTimeout } from './cleanup';
@@ -20,6 +20,11 @@ export interface AppOptions {
   requestTimeoutMs?: number;
   /** Further settings of the app. */
   env?: Record<string, string>;
+  /**
+   * The child writes straight into `logFile` instead of through a pipe this process reads
+   * (timing runs: reading the pipe would cost the measuring process); `mail` sees nothing.
+   */
+  outputToFile?: boolean;
 }
 
 /** A loopback port that was free a moment ago; the app binds it right after. */
@@ -145,18 +150,20 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   };
   const log = createWriteStream(options.logFile, { flags: 'a' });
   log.on('error', () => undefined); // the log is a diagnostic aid; losing it must not end the run
+  const output = options.outputToFile ? openSync(options.logFile, 'a') : 'pipe';
   const child: ChildProcess = spawn(process.execPath, [main], {
     cwd: PROJECT_ROOT,
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', output, output],
   });
+  if (typeof output === 'number') closeSync(output);
   const mail = new MailBox();
-  child.stdout!.setEncoding('utf8');
-  child.stdout!.on('data', (chunk: string) => {
+  child.stdout?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => {
     log.write(chunk);
     mail.feed(chunk);
   });
-  child.stderr!.on('data', (chunk: Buffer) => log.write(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => log.write(chunk));
   let exitedFlag = false;
   const exited = new Promise<number | string>((resolveExit) => {
     // `close`, not `exit`: by then stdout and stderr are drained, so the log can be ended.

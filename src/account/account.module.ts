@@ -5,6 +5,7 @@ import { UsersService } from '../users/users.service';
 import { AccountController } from './account.controller';
 import { AccountRepository } from './account.repository';
 import { AccountService } from './account.service';
+import { ActivationLinkSweeper } from './activation-link-sweeper';
 import { EmailConfirmation } from './email-confirmation.entity';
 import { OtpService } from './otp.service';
 import { PasswordHasher } from './password-hasher.service';
@@ -12,7 +13,7 @@ import { PasswordHasher } from './password-hasher.service';
 @Module({
   imports: [TypeOrmModule.forFeature([EmailConfirmation]), UsersModule],
   controllers: [AccountController],
-  providers: [AccountService, AccountRepository, OtpService, PasswordHasher],
+  providers: [AccountService, AccountRepository, ActivationLinkSweeper, OtpService, PasswordHasher],
   // AccountService: the pages of src/pages confirm emails through it, as the API does.
   exports: [PasswordHasher, AccountService],
 })

@@ -35,6 +35,9 @@ export interface RegistrationParams {
   confirmPassword?: string;
 }
 
+/** A link record to mail if its address has an inactive account: `{confirmationId}`. */
+const ACTIVATION_MAIL = 'activation-mail';
+/** Written by versions before links were by address: `{email}`; see upgradeActivationRequest. */
 const ACTIVATION_REQUEST = 'activation-request';
 
 /** The account flows of the spec, with its messages and check orders. */
@@ -56,9 +59,14 @@ export class AccountService implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.outbox.handle(ACTIVATION_REQUEST, (payload, manager) => this.sendActivation(payload, manager), {
-      inTransaction: true,
-    });
+    this.outbox.handle(ACTIVATION_MAIL, (payload) => this.sendActivation(payload));
+    this.outbox.handle(
+      ACTIVATION_REQUEST,
+      (payload, manager) => this.upgradeActivationRequest(payload, manager),
+      {
+        inTransaction: true,
+      },
+    );
   }
 
   async register({
@@ -114,36 +122,59 @@ export class AccountService implements OnModuleInit {
   }
 
   /**
-   * Known and unknown addresses cost the same here, one insert, so timing does not tell who
-   * has an account: the outbox worker looks the address up and writes the link and its mail.
+   * The same work for every address, known or not, active or not: the request writes a link
+   * record for the address and an outbox job, and the worker (sendActivation) makes the same
+   * reads and the same two writes for every job. Only whether a mail goes out depends on the
+   * account (see docs/decisions/activation-links-by-address.md).
    */
   async generateConfirmation(email: string | undefined): Promise<AccountResponse> {
     if (isMissing(email)) return accountFail('Missing email value');
-    // No account has a longer address; such a request is not worth a row.
-    if (email.length <= MAX_EMAIL_LENGTH) {
-      await this.outbox.enqueue(this.transactions.manager, ACTIVATION_REQUEST, { email });
+    const emailKey = identityKey(email);
+    // No account has a longer address or key; such a request is not worth a row.
+    if (email.length <= MAX_EMAIL_LENGTH && emailKey.length <= MAX_IDENTITY_KEY_LENGTH) {
+      await this.transactions.run((manager) => this.issueLink(manager, emailKey));
       this.outbox.nudge();
     }
     return accountSuccess('Email send successful');
   }
 
-  /**
-   * An activation request, in the outbox worker: the new record replaces the user's earlier
-   * ones and its mail is queued in the same transaction.
-   */
-  private async sendActivation(payload: unknown, manager: EntityManager): Promise<void> {
-    const { email } = payload as { email?: unknown };
-    const user = typeof email === 'string' ? await this.usersService.findByEmail(email, manager) : null;
-    // An active account gets no link: its owner did not ask for one, and it would change nothing.
-    if (!user || user.isActive) return;
-    const confirmation = {
+  /** A new link record for the address and the job that mails it, in the caller's transaction. */
+  private async issueLink(manager: EntityManager, emailKey: string): Promise<void> {
+    const confirmationId = await this.accounts.insertConfirmation(manager, {
       keyValue: randomUUID(),
+      emailKey,
       expirationTime: new Date(this.clock.now().getTime() + CONFIRMATION_LIFETIME_MS),
-      userId: user.id,
-    };
-    await this.accounts.replaceConfirmation(manager, confirmation);
+    });
+    await this.outbox.enqueue(manager, ACTIVATION_MAIL, { confirmationId });
+  }
+
+  /**
+   * In the outbox worker, for every job alike: the same three reads, the same mail built, and
+   * the mail handed to the mail thread without waiting, with `deliver` true only if the link
+   * is still its address's newest and the address has an account that is not active. So the
+   * job is deleted at the same moment whatever the answer, and nothing on the event loop
+   * waits for the SMTP server.
+   */
+  private async sendActivation(payload: unknown): Promise<void> {
+    const { confirmationId } = payload as { confirmationId?: unknown };
+    const confirmation =
+      typeof confirmationId === 'number' ? await this.accounts.findConfirmationById(confirmationId) : null;
+    // Used, or swept since: nothing to mail.
+    if (!confirmation) return;
+    const newest = await this.accounts.isNewest(confirmation);
+    const account = await this.users.activationState(confirmation.emailKey);
     const link = this.link(`${EMAIL_VERIFY_PATH}/${encodeURIComponent(confirmation.keyValue)}`);
-    await this.mail.queue(manager, activationMail(user.email, link));
+    // An active account gets no link: its owner did not ask for one, and it would change nothing.
+    const deliver = newest && account !== null && !account.isActive;
+    this.mail.handOff(activationMail(account?.email ?? confirmation.emailKey, link), deliver);
+  }
+
+  /** A job written before links were by address (payload `{email}`): a request like any other. */
+  private async upgradeActivationRequest(payload: unknown, manager: EntityManager): Promise<void> {
+    const { email } = payload as { email?: unknown };
+    if (typeof email !== 'string') return;
+    const emailKey = identityKey(email);
+    if (emailKey.length <= MAX_IDENTITY_KEY_LENGTH) await this.issueLink(manager, emailKey);
   }
 
   /** The spec's answer; see confirmEmail for what the confirmation did. */
@@ -159,25 +190,29 @@ export class AccountService implements OnModuleInit {
    * active changes nothing.
    */
   async confirmEmail(keyValue: string): Promise<{ answer: AccountResponse; passwordToSet: boolean }> {
+    const invalid = { answer: accountSuccess('Invalid Link'), passwordToSet: false };
     const confirmation = await this.accounts.findConfirmation(keyValue);
-    if (!confirmation) return { answer: accountSuccess('Invalid Link'), passwordToSet: false };
+    // A link replaced by a newer one of its address is dead, as if it had been deleted.
+    if (!confirmation || !(await this.accounts.isNewest(confirmation))) return invalid;
     if (confirmation.expirationTime.getTime() < this.clock.now().getTime()) {
-      const email = (await this.users.findById(confirmation.userId))?.email;
-      const answer = email ? accountSuccess('Link Expired', { email }) : accountSuccess('Invalid Link');
-      return { answer, passwordToSet: false };
+      const email = (await this.users.findByEmailKey(confirmation.emailKey))?.email;
+      return email ? { answer: accountSuccess('Link Expired', { email }), passwordToSet: false } : invalid;
     }
     const outcome = await this.transactions.run(async (manager) => {
       if (!(await this.accounts.consumeConfirmation(manager, confirmation.id))) return 'used';
+      const found = await this.users.findByEmailKey(confirmation.emailKey, manager);
+      if (!found) return 'used';
       // Serialises with promotion and other confirmations of this user across processes.
-      await this.users.lockUser(manager, confirmation.userId);
-      const user = await this.users.findById(confirmation.userId, manager);
+      await this.users.lockUser(manager, found.id);
+      const user = await this.users.findById(found.id, manager);
       if (!user || user.isActive) return 'used';
       await this.users.markEmailConfirmed(manager, user.id);
+      await this.accounts.deleteConfirmationsOf(manager, confirmation.emailKey);
       if (!(await this.usersService.dropUnprovenPassword(manager, user))) return 'verified';
       await this.mail.queue(manager, passwordToSetMail(user.email, this.link(PASSWORD_RESET_PATH)));
       return 'password-cleared';
     });
-    if (outcome === 'used') return { answer: accountSuccess('Invalid Link'), passwordToSet: false };
+    if (outcome === 'used') return invalid;
     if (outcome === 'password-cleared') this.outbox.nudge();
     return { answer: accountSuccess('Email Verified'), passwordToSet: outcome === 'password-cleared' };
   }

@@ -29,7 +29,8 @@ const BATCH = 20;
  * transaction, so it exists exactly when its record does, and survives crashes and outages.
  * Every API process runs a worker: it claims due jobs with a conditional UPDATE (a lease),
  * so no two workers run one job at once. Delivery outside the database (SMTP) is at least
- * once: a crash between sending and removing the job sends again.
+ * once: a crash between sending and removing the job sends again. (An activation mail is
+ * the exception: its job hands the mail to the mail thread and ends; see MailService.handOff.)
  */
 @Injectable()
 export class Outbox implements OnApplicationBootstrap, OnModuleDestroy {

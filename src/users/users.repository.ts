@@ -56,6 +56,21 @@ export class UsersRepository {
     return manager.findOneBy(User, { emailKey: key });
   }
 
+  /**
+   * The two columns an activation mail needs, as plain values: the outbox worker reads them
+   * for every address asked about, and building a whole entity only when a row exists would
+   * cost that case alone more time.
+   */
+  async activationState(emailKey: string): Promise<{ email: string; isActive: boolean } | null> {
+    const row = await this.users
+      .createQueryBuilder('u')
+      .select('u.email', 'email')
+      .addSelect('u.is_active', 'isActive')
+      .where('u.email_key = :emailKey', { emailKey })
+      .getRawOne<{ email: string; isActive: number | boolean | string }>();
+    return row ? { email: row.email, isActive: Number(row.isActive) === 1 } : null;
+  }
+
   findById(id: number, manager: EntityManager = this.users.manager): Promise<User | null> {
     return manager.findOneBy(User, { id });
   }
