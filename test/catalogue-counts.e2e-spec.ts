@@ -5,6 +5,7 @@ import { CHECKPOINT_EVERY, PluginsRepository } from '../src/community-plugins/pl
 import {
   benignPlugin,
   catalogueCounts,
+  countPlugins,
   SignedInUser,
   signUpAs,
   upload,
@@ -69,14 +70,7 @@ describe('catalogue: kept counts and deep pages', () => {
     const data = (answer.body as { data: { total: number; plugins: Array<{ id: number }> } }).data;
     return { total: data.total, ids: data.plugins.map((plugin) => plugin.id) };
   };
-  const counted = async (where: string) => {
-    const [row] = (await t.dataSource.query(
-      `SELECT COUNT(*) AS n FROM user_plugins WHERE ${where}`,
-    )) as Array<{
-      n: unknown;
-    }>;
-    return Number(row.n);
-  };
+  const counted = (where: string) => countPlugins(t, where);
   const offsetPage = async (where: string, limit: number, offset: number) =>
     (
       (await t.dataSource.query(

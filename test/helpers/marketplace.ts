@@ -145,19 +145,19 @@ export async function catalogueCounts(
     name: string;
     plugins: unknown;
   }>;
-  const count = async (where: string) => {
-    const [row] = (await t.dataSource.query(
-      `SELECT COUNT(*) AS n FROM user_plugins WHERE ${where}`,
-    )) as Array<{
-      n: unknown;
-    }>;
-    return Number(row.n);
-  };
   return {
     kept: Object.fromEntries(kept.map((row) => [row.name, Number(row.plugins)])),
     counted: {
-      approved: await count("status = 'approved'"),
-      listed: await count("status = 'approved' AND file_altered_at IS NULL"),
+      approved: await countPlugins(t, "status = 'approved'"),
+      listed: await countPlugins(t, "status = 'approved' AND file_altered_at IS NULL"),
     },
   };
+}
+
+/** How many plugin rows match a WHERE clause (the test's own SQL, never input). */
+export async function countPlugins(t: TestApp, where: string): Promise<number> {
+  const [row] = (await t.dataSource.query(`SELECT COUNT(*) AS n FROM user_plugins WHERE ${where}`)) as Array<{
+    n: unknown;
+  }>;
+  return Number(row.n);
 }
