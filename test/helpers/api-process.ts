@@ -69,6 +69,7 @@ export function post(
         port,
         path,
         method: 'POST',
+        agent: false,
         localAddress: options.localAddress,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
       },
@@ -79,10 +80,16 @@ export function post(
   });
 }
 
-/** A GET to 127.0.0.1:<port>, its body parsed as JSON. */
+/**
+ * A GET to 127.0.0.1:<port>, its body parsed as JSON. Like post, on a connection of its own: the
+ * global agent's kept-alive sockets may be ones a stopping server is closing, or ones to an
+ * earlier process on the same port, and a request sent on one fails with "socket hang up".
+ */
 export function getJson(port: number, path: string): Promise<PostAnswer> {
   return new Promise((resolve, reject) => {
-    httpRequest({ host: '127.0.0.1', port, path }, (response) => readJsonAnswer(response, resolve, reject))
+    httpRequest({ host: '127.0.0.1', port, path, agent: false }, (response) =>
+      readJsonAnswer(response, resolve, reject),
+    )
       .on('error', reject)
       .end();
   });
