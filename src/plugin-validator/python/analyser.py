@@ -492,17 +492,6 @@ class Analyser:
                     break
         return id(node) in self.leading
 
-    def is_leading_slow(self, node):
-        for statement in self.tree.body:
-            if statement is node:
-                return True
-            if isinstance(statement, (ast.Import, ast.ImportFrom)):
-                continue
-            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
-                continue
-            return False
-        return False
-
     # Resolution of a name read in a scope, by Python's rules (symtable decides the scope).
     def meanings(self, name, scope, depth=0):
         key = (name, id(scope))
