@@ -65,6 +65,7 @@ IDENTIFIER = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
 CODING = re.compile(rb'^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)')
 BUILTIN_NAMES = set(R['builtin_names'])
 PATH_READ_MEMBERS = set(R['path_read_members'])
+PLUGIN_HELPER = 'owtf.plugin.helper.plugin_helper'
 
 FOREIGN_BOMS = [
     ('UTF-32LE', b'\xff\xfe\x00\x00'),
@@ -325,7 +326,7 @@ class Analyser:
         self.import_cache = {}
         self.meanings_cache = {}
         self.name_facts_cache = {}
-        self.member_names = None
+        self.reads_by_name = None
 
     # The first pass: parents, scopes and binding sites.
     def collect(self):
@@ -765,7 +766,7 @@ class Analyser:
             if name not in ALLOWED_PLAIN_DUNDERS:
                 self.report('dunder-access', "Access to dunder name '%s' is not allowed" % name, node)
             return
-        _, builtin, undefined, imports, module_values = self.name_facts(name, scope)
+        meanings, builtin, undefined, imports, module_values = self.name_facts(name, scope)
         if undefined and is_forbidden_module(name):
             self.report('forbidden-import', "Use of forbidden module '%s', which the plugin does not import" % name,
                         node)
@@ -777,6 +778,10 @@ class Analyser:
             self.report('open-write', 'open may only be called directly, with a literal read mode', node)
         for qualname in imports:
             self.check_callable_used_directly(qualname, node, is_callee)
+        if not is_callee and not self.names_a_type(node) and any(
+                m.kind == 'class' and self.derives_from_formatter(m.binding.node, 0) for m in meanings):
+            self.report('dynamic-name', '%s, a logging.Formatter, may only be called directly (its style '
+                        'decides how fields are read)' % name, node)
         if builtin and name == 'super' and not is_callee:
             self.report('private-access', 'super may only be called, as super() in a method', node)
         if module_values and not (isinstance(parent, ast.Attribute) and parent.value is node):
@@ -1008,8 +1013,8 @@ class Analyser:
             self.report('dangerous-attribute', 'attrgetter only as key=attrgetter("name", ...) with literal names '
                         'that pass the attribute rules', node)
             return
-        is_base = isinstance(parent, ast.ClassDef) and node in parent.bases
-        if attr in NAME_TAKING_CALLS and not (isinstance(parent, ast.Call) and parent.func is node) and not is_base:
+        if (attr in NAME_TAKING_CALLS and not (isinstance(parent, ast.Call) and parent.func is node)
+                and not self.names_a_type(node)):
             if not in_pattern:
                 self.report('dynamic-name', '%s may only be called directly, with literal names' % attr, node)
             return
@@ -1038,10 +1043,66 @@ class Analyser:
         return True
 
     def check_callable_used_directly(self, qual, node, called):
-        """Openers (open, gzip.open, ...) and logging.basicConfig are judged at their call: as
-        values (stored, returned, passed to partial or map) their mode would go unchecked."""
-        if not called and (qual in OPEN_LIKE or qual == 'logging.basicConfig'):
+        """Openers (open, gzip.open, ...), logging.basicConfig, logging.Formatter and the calls that
+        take names as data are judged at their call: as values (stored, returned, passed to partial
+        or map) their mode, style or names would go unchecked."""
+        if called:
+            return
+        if qual in OPEN_LIKE or qual == 'logging.basicConfig':
             self.report('open-write', '%s may only be called directly' % qual.replace('builtins.', ''), node)
+        elif self.names_a_type(node):
+            return
+        elif qual == 'logging.Formatter':
+            self.report('dynamic-name', 'logging.Formatter may only be called directly (its style decides '
+                        'how fields are read)', node)
+        elif isinstance(node, ast.Name) and qual.rsplit('.', 1)[-1] in NAME_TAKING_CALLS:
+            self.report('dynamic-name', '%s may only be called directly, with literal names' % node.id, node)
+
+    def names_a_type(self, node):
+        """A class named, not used: a base, isinstance/issubclass's class, an annotation."""
+        parent = self.parent(node)
+        while isinstance(parent, (ast.Tuple, ast.Subscript, ast.BinOp)):
+            node, parent = parent, self.parent(parent)
+        if isinstance(parent, ast.ClassDef):
+            return node in parent.bases
+        if isinstance(parent, ast.Call):
+            return (isinstance(parent.func, ast.Name) and parent.func.id in ('isinstance', 'issubclass')
+                    and len(parent.args) == 2 and parent.args[1] is node)
+        return (isinstance(parent, ast.arg) or (isinstance(parent, ast.AnnAssign) and parent.annotation is node)
+                or (isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is node))
+
+    # A logging.Formatter's style decides whether its fields are read as attributes (str.format).
+    def makes_formatter(self, call, quals, scope):
+        """logging.Formatter(...), a plugin subclass of it, or __init__ on self/super() in one."""
+        if 'logging.Formatter' in quals:
+            return True
+        func = call.func
+        if isinstance(func, ast.Name):
+            return any(m.kind == 'class' and self.derives_from_formatter(m.binding.node, 0)
+                       for m in self.meanings(func.id, scope))
+        if isinstance(func, ast.Attribute) and func.attr == '__init__':
+            owner = self.own_class(func.value, scope)
+            return owner is not None and self.derives_from_formatter(owner, 0)
+        return False
+
+    def derives_from_formatter(self, classdef, depth):
+        if depth > 8:
+            return True
+        outer = self.node_scope[id(classdef)]
+        for base in classdef.bases:
+            if 'logging.Formatter' in self.qualnames(base, outer):
+                return True
+            if isinstance(base, ast.Name) and any(m.kind == 'class' and self.derives_from_formatter(
+                    m.binding.node, depth + 1) for m in self.meanings(base.id, outer)):
+                return True
+        return False
+
+    def check_formatter_arguments(self, call):
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            self.report('dynamic-name', 'logging.Formatter() arguments must be written out (its style decides '
+                        'how fields are read)', call)
+        elif len(call.args) >= 3 and not is_str_constant(call.args[2], ('%', '$')):
+            self.report('dynamic-name', "logging.Formatter style other than '%' or '$' is not allowed", call.args[2])
 
     def check_method_through_class(self, node, scope):
         """`C.method(other)` calls a method of the plugin's class with anything as self."""
@@ -1097,7 +1158,7 @@ class Analyser:
                 ast.Name, ast.Lambda)) and not self.is_class_name(node.args[0], scope):
             self.report('dynamic-name', 'register(function) reads the type from annotations, which typing '
                         'evaluates as code: write register(cls, function)', node)
-        if 'owtf.plugin.helper.plugin_helper.CommandDump' in quals:
+        if PLUGIN_HELPER + '.CommandDump' in quals:
             self.check_command_resources(node, scope)
         if name in NAME_TAKING_CALLS:
             self.check_name_taking_call(node, name, NAME_TAKING_CALLS[name])
@@ -1107,8 +1168,8 @@ class Analyser:
                             "str.format fields read from the record", keyword.value)
             if keyword.arg == 'capture_locals' and not is_false(keyword.value):
                 self.report('dynamic-name', 'capture_locals hands out the frames\' local variables', keyword.value)
-        if 'logging.Formatter' in quals and len(node.args) >= 3 and not is_str_constant(node.args[2], ('%', '$')):
-            self.report('dynamic-name', "logging.Formatter style other than '%' or '$' is not allowed", node.args[2])
+        if self.makes_formatter(node, quals, scope):
+            self.check_formatter_arguments(node)
         if isinstance(func, ast.Call) and self.is_decoder_call(func, scope):
             self.report('decoded-call', 'The result of a decoder must not be called', func)
 
@@ -1147,21 +1208,40 @@ class Analyser:
             quals = self.qualnames(node.func, scope)
             return bool(quals) and all(q in R['resource_getters'] for q in quals)
         if isinstance(node, ast.Name):
-            # Held in a local that nothing changes: no method call or item assignment on it.
-            if (node.id, id(scope)) in self.names_with_members():
-                return False
             meanings = self.meanings(node.id, scope)
-            return bool(meanings) and all(
-                m.kind == 'value' and m.binding is not None and m.binding.value is not None
-                and self.is_framework_resources(m.binding.value, m.scope, depth + 1) for m in meanings)
+            if not (meanings and all(
+                    m.kind == 'value' and m.binding is not None and m.binding.value is not None
+                    and self.is_framework_resources(m.binding.value, m.scope, depth + 1) for m in meanings)):
+                return False
+            return self.only_handed_to_framework(node.id, {id(m.binding) for m in meanings})
         return False
 
-    def names_with_members(self):
-        """(name, scope) of every `name.member` and `name[...]`, once (a scan per call would be quadratic)."""
-        if self.member_names is None:
-            self.member_names = {(other.value.id, id(self.node_scope[id(other)])) for other in self.order
-                                 if type(other) in (ast.Attribute, ast.Subscript) and type(other.value) is ast.Name}
-        return self.member_names
+    def only_handed_to_framework(self, name, bindings):
+        """Every read of these bindings, in any scope, is written out as an argument of a call to
+        plugin_helper: an alias, a method call, a `with`, a loop or a function of the plugin could
+        change the list, through any name and from any scope."""
+        for read in self.name_reads().get(name, ()):
+            scope = self.node_scope[id(read)]
+            if not any(id(m.binding) in bindings for m in self.meanings(name, scope)):
+                continue
+            call = self.parent(read)
+            if isinstance(call, ast.keyword):
+                call = self.parent(call)
+            elif not (isinstance(call, ast.Call) and read in call.args):
+                return False
+            quals = self.qualnames(call.func, scope) if isinstance(call, ast.Call) else []
+            if not quals or not all(q.startswith(PLUGIN_HELPER + '.') for q in quals):
+                return False
+        return True
+
+    def name_reads(self):
+        """Every Name read, by identifier, once (a scan per call would be quadratic)."""
+        if self.reads_by_name is None:
+            self.reads_by_name = {}
+            for other in self.order:
+                if type(other) is ast.Name and type(other.ctx) is ast.Load:
+                    self.reads_by_name.setdefault(other.id, []).append(other)
+        return self.reads_by_name
 
     def is_builtin_call(self, node, name, scope):
         return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
@@ -1275,7 +1355,9 @@ class Analyser:
             # A module constant bound once, unconditionally, to a literal (unbound, it is a NameError).
             meanings = [m for m in self.meanings(node.id, scope) if m.kind != 'undefined']
             bindings = self.global_bindings(node.id)
-            if len(meanings) == 1 and meanings[0].kind == 'value' and len(bindings) == 1:
+            # ...and the name read here is that binding, not a local of the same name.
+            if (len(meanings) == 1 and meanings[0].kind == 'value' and len(bindings) == 1
+                    and meanings[0].binding is bindings[0][1]):
                 binding = bindings[0][1]
                 if (bindings[0][0] is self.module_scope and is_str_constant(binding.value)
                         and self.parent(self.parent(binding.node)) is self.tree):
