@@ -168,6 +168,44 @@ describe('validate', () => {
       expect(await rulesOf(plugin(`return ${body}`, prelude))).toEqual(['private-access']);
     });
 
+    /** A class binding `_key`, with a method `same(self, other)` whose body is given. */
+    const otherInstance = (body: string): string =>
+      plugin(
+        'return 1',
+        `class Finding:\n    _key = None\n\n    def same(self, other):\n${body
+          .split('\n')
+          .map((line) => `        ${line}`)
+          .join('\n')}\n\n`,
+      );
+
+    it.each([
+      'return isinstance(other, Finding) and self._key == other._key',
+      'if isinstance(other, Finding):\n    return other._key\nreturn None',
+      'if not isinstance(other, Finding):\n    return NotImplemented\nreturn other._key',
+      'return self._key < other._key',
+      'return (self._key, 1) == (other._key, 1)',
+    ])(
+      "accepts another instance's private name once it is known to be one, or only compared: %j",
+      async (body) => {
+        expect(await rulesOf(otherInstance(body))).toEqual([]);
+      },
+    );
+
+    it.each([
+      // Any object's `_key` would be unlocked by the class binding the name.
+      'return other._key()',
+      'if isinstance(other, Finding):\n    pass\nreturn other._key()',
+      'if not isinstance(other, Finding):\n    print(other)\nreturn other._key()',
+      'return isinstance(other, Finding) or other._key()',
+      'if isinstance(other, (Finding, int)):\n    return other._key()',
+      'if isinstance(other, Finding):\n    other = PluginInfo\n    return other._key()',
+      'return (other._key)() == 1',
+      'return (k := other._key) == 1',
+      'def inner():\n    return other._key()\nif isinstance(other, Finding):\n    return inner()',
+    ])("refuses another object's private name unless isinstance has checked it: %j", async (body) => {
+      expect(await rulesOf(otherInstance(body))).toContain('private-access');
+    });
+
     it.each([
       ['import logging\n', 'logging.os'],
       ['import json\n', 'json.decoder'],

@@ -1021,12 +1021,61 @@ class Analyser:
         if is_private(attr) and attr not in PUBLIC_UNDERSCORE_ATTRIBUTES:
             owner = self.own_class(value, scope) if value is not None else None
             if owner is None:
-                # `other._key` in a method of a class that binds _key (`__eq__`): the same class's name.
-                method = self.enclosing_method(scope)
-                if method is not None and attr in self.class_names[id(method)]:
-                    return
+                owner = self.checked_instance_class(value, node, scope)
             if owner is None or attr not in self.class_names[id(owner)]:
                 self.report('private-access', "Access to private attribute '%s' is not allowed" % attr, node)
+
+    def checked_instance_class(self, value, node, scope):
+        """The method's class C when `value` is a parameter of the method, never rebound, that
+        isinstance(value, C) has checked where `node` runs (`if isinstance(other, C): ...`,
+        `isinstance(other, C) and ...`, or after `if not isinstance(other, C): return ...`).
+        Only then is `other._key` the class's own name: on any other object, a class that binds
+        a private name would unlock it everywhere (`loop._make_subprocess_transport`)."""
+        method = scope.method_of
+        if not isinstance(value, ast.Name) or method is None:
+            return None
+        meanings = self.meanings(value.id, scope)
+        if not meanings or not all(m.kind == 'param' and m.binding.node is scope.node for m in meanings):
+            return None
+        if self.only_compared(node):
+            return method  # `self._severity < other._severity`: a value compared is never run
+        is_check = lambda test: self.is_isinstance_check(test, value.id, method, scope)
+        child, parent = node, self.parent(node)
+        while parent is not None and child is not scope.node:
+            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and (
+                    child in parent.body if isinstance(parent, ast.If) else child is parent.body):
+                if is_check(parent.test):
+                    return method
+            elif isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
+                if any(is_check(v) for v in parent.values[:parent.values.index(child)]):
+                    return method
+            for field in ('body', 'orelse', 'finalbody'):
+                block = getattr(parent, field, None)
+                if isinstance(block, list) and child in block:
+                    for earlier in block[:block.index(child)]:
+                        if (isinstance(earlier, ast.If) and isinstance(earlier.test, ast.UnaryOp)
+                                and isinstance(earlier.test.op, ast.Not) and is_check(earlier.test.operand)
+                                and isinstance(earlier.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))):
+                            return method
+            child, parent = parent, self.parent(parent)
+        return None
+
+    def only_compared(self, node):
+        parent = self.parent(node)
+        while isinstance(parent, (ast.Tuple, ast.List)) and isinstance(parent.ctx, ast.Load):
+            node, parent = parent, self.parent(parent)
+        return isinstance(parent, ast.Compare)
+
+    def is_isinstance_check(self, test, name, cls, scope):
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return any(self.is_isinstance_check(v, name, cls, scope) for v in test.values)
+        if not (self.is_builtin_call(test, 'isinstance', scope) and len(test.args) == 2 and not test.keywords):
+            return False
+        subject, checked = test.args
+        if not (isinstance(subject, ast.Name) and subject.id == name and isinstance(checked, ast.Name)):
+            return False
+        meanings = [m for m in self.meanings(checked.id, scope) if m.kind != 'undefined']
+        return bool(meanings) and all(m.kind == 'class' and m.binding.node is cls for m in meanings)
 
     def is_key_attrgetter(self, node, call):
         if not (isinstance(call, ast.Call) and call.func is node and call.args and not call.keywords):
