@@ -206,6 +206,35 @@ describe('validate', () => {
       expect(await rulesOf(otherInstance(body))).toContain('private-access');
     });
 
+    const trustingClass =
+      'class Probe:\n    _seen = None\n\n    def seen(self):\n        return self._seen\n\n' +
+      '    @classmethod\n    def build(cls):\n        return cls._make()\n\n' +
+      '    @classmethod\n    def _make(cls):\n        return cls()\n\n' +
+      '    @property\n    def value(self):\n        return self._seen\n\n' +
+      '    @value.setter\n    def value(self, seen):\n        self._seen = seen\n\n';
+
+    it('accepts a class whose methods use private names, reached through instances and as classmethods', async () => {
+      expect(
+        await rulesOf(plugin('probe = Probe.build()\nprobe.value = 1\nreturn probe.seen()', trustingClass)),
+      ).toEqual([]);
+    });
+
+    it.each([
+      ['Probe.seen(PluginInfo)', ''],
+      ['seen = Probe.seen\nreturn seen(PluginInfo)', ''],
+      ['return list(map(Probe.seen, [PluginInfo]))', ''],
+      ['return Probe.value.fget(PluginInfo)', ''],
+      ['return Probe.other(PluginInfo)', '    other = seen\n'],
+      ['return Probe.x', '    x = seen(None)\n'],
+      ['return Sub.seen(PluginInfo)', 'class Sub(Probe):\n    pass\n'],
+    ])(
+      'refuses a method that trusts self with private names reached through its class: %j %j',
+      async (body, extra) => {
+        const prelude = `${trustingClass}${extra}\n`; // extra: more class body, or a subclass
+        expect(await rulesOf(plugin(body, prelude))).toContain('private-access');
+      },
+    );
+
     it.each([
       ['import logging\n', 'logging.os'],
       ['import json\n', 'json.decoder'],

@@ -767,6 +767,8 @@ class Analyser:
                 self.report('dunder-access', "Access to dunder name '%s' is not allowed" % name, node)
             return
         meanings, builtin, undefined, imports, module_values = self.name_facts(name, scope)
+        if scope.kind == 'class':
+            self.check_method_in_class_body(node, scope)
         if undefined and is_forbidden_module(name):
             self.report('forbidden-import', "Use of forbidden module '%s', which the plugin does not import" % name,
                         node)
@@ -1154,18 +1156,59 @@ class Analyser:
             self.report('dynamic-name', "logging.Formatter style other than '%' or '$' is not allowed", call.args[2])
 
     def check_method_through_class(self, node, scope):
-        """`C.method(other)` calls a method of the plugin's class with anything as self."""
-        meanings = self.meanings(node.value.id, scope)
+        """`C.method` (called with anything as self, aliased, passed to partial or map, a
+        property's fget) is refused when the method trusts self with private names."""
+        meanings = [m for m in self.meanings(node.value.id, scope) if m.kind != 'undefined']
         if not meanings or not all(m.kind == 'class' for m in meanings):
             return
         for meaning in meanings:
-            cls = meaning.binding.node
-            for statement in cls.body:
-                if (isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == node.attr
-                        and self.uses_private_self(statement)):
-                    self.report('private-access', "Method '%s' uses private attributes: call it on an instance"
-                                % node.attr, node)
-                    return
+            if self.member_trusts_self(meaning.binding.node, node.attr, 0):
+                self.report('private-access', "Method '%s' uses private attributes: call it on an instance"
+                            % node.attr, node)
+                return
+
+    def member_trusts_self(self, cls, attr, depth):
+        """Whether C.attr may be a function that trusts its first argument with private names:
+        a def of that name that uses them, or anything else bound to that name in a class that has
+        such a def (`g = f`, `p = property(f)`), in C or the plugin classes it derives from."""
+        if depth > 8:
+            return True
+        trusting = [statement for statement in cls.body if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and not self.is_static(statement) and not self.is_classmethod(statement)
+                    and self.uses_private_self(statement)]
+        for binding in self.scope_of[id(cls)].bindings.get(attr, []):
+            if binding.kind == 'def':
+                if binding.node in trusting:
+                    return True
+            elif trusting:
+                return True
+        outer = self.node_scope[id(cls)]
+        for base in cls.bases:
+            if isinstance(base, ast.Name) and any(
+                    m.kind == 'class' and self.member_trusts_self(m.binding.node, attr, depth + 1)
+                    for m in self.meanings(base.id, outer)):
+                return True
+        return False
+
+    def is_classmethod(self, function):
+        """Reached through its class, a classmethod is bound to the class: cls is still C."""
+        return any(isinstance(d, ast.Name) and d.id == 'classmethod' for d in function.decorator_list)
+
+    def check_method_in_class_body(self, node, scope):
+        """In the class body, a method that trusts self is only defined, never used as a value
+        (`x = f(other)`, `g = f`, `property(f)`): that would call it with anything as self.
+        `@f.setter` on a property of the same name stays allowed."""
+        parent = self.parent(node)
+        if (isinstance(parent, ast.Attribute) and parent.attr in ('setter', 'getter', 'deleter')
+                and isinstance(self.parent(parent), (ast.FunctionDef, ast.AsyncFunctionDef))):
+            return
+        for meaning in self.meanings(node.id, scope):
+            function = meaning.binding.node if meaning.kind == 'def' else None
+            if (function is not None and meaning.scope is scope and not self.is_static(function)
+                    and not self.is_classmethod(function) and self.uses_private_self(function)):
+                self.report('private-access', "Method '%s' uses private attributes: call it on an instance"
+                            % node.id, node)
+                return
 
     def uses_private_self(self, function):
         for child in ast.walk(function):
