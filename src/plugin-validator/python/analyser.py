@@ -523,6 +523,10 @@ class Analyser:
             return result + self.global_meanings(name, depth)
         return self.global_meanings(name, depth)
 
+    def bound_meanings_of(self, name, scope):
+        """The meanings a name has when its read succeeds: unbound, it raises NameError instead."""
+        return [m for m in self.meanings(name, scope) if m.kind != 'undefined']
+
     def enclosing_meanings(self, name, scope, depth):
         outer = scope.parent
         while outer is not None:
@@ -1076,7 +1080,7 @@ class Analyser:
         subject, checked = test.args
         if not (isinstance(subject, ast.Name) and subject.id == name and isinstance(checked, ast.Name)):
             return False
-        meanings = [m for m in self.meanings(checked.id, scope) if m.kind != 'undefined']
+        meanings = self.bound_meanings_of(checked.id, scope)
         return bool(meanings) and all(m.kind == 'class' and m.binding.node is cls for m in meanings)
 
     def is_key_attrgetter(self, node, call):
@@ -1158,7 +1162,7 @@ class Analyser:
     def check_method_through_class(self, node, scope):
         """`C.method` (called with anything as self, aliased, passed to partial or map, a
         property's fget) is refused when the method trusts self with private names."""
-        meanings = [m for m in self.meanings(node.value.id, scope) if m.kind != 'undefined']
+        meanings = self.bound_meanings_of(node.value.id, scope)
         if not meanings or not all(m.kind == 'class' for m in meanings):
             return
         for meaning in meanings:
@@ -1491,7 +1495,7 @@ class Analyser:
             self.check_attribute_name(attr, node, None, scope, True, None, in_pattern=True)
         if not node.patterns:
             return
-        meanings = self.meanings(node.cls.id, scope) if isinstance(node.cls, ast.Name) else []
+        meanings = self.bound_meanings_of(node.cls.id, scope) if isinstance(node.cls, ast.Name) else []
         if meanings and all(m.kind == 'builtin' and m.qualname in SELF_MATCHING_BUILTINS for m in meanings):
             if len(node.patterns) == 1:
                 return
@@ -1512,7 +1516,7 @@ class Analyser:
         for base in cls.bases:
             if not isinstance(base, ast.Name):
                 return False
-            meanings = self.meanings(base.id, scope)
+            meanings = self.bound_meanings_of(base.id, scope)
             if not meanings or not all(m.kind == 'class' and self.is_closed_class(m.binding.node, depth + 1)
                                        for m in meanings):
                 if not all(m.kind == 'builtin' and m.qualname == 'object' for m in meanings):
