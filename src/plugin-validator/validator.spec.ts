@@ -206,6 +206,14 @@ describe('validate', () => {
       expect(await rulesOf(otherInstance(body))).toContain('private-access');
     });
 
+    it.each([
+      // register() makes isinstance true of any class's objects; so does a plugin's own isinstance.
+      'import abc\n\nclass Finding(abc.ABC):\n    _key = None\n\n    def same(self, other):\n        if isinstance(other, Finding):\n            return other._key()\n\nFinding.register(int)\n',
+      'def isinstance(value, kind):\n    return True\n\nclass Finding:\n    _key = None\n\n    def same(self, other):\n        if isinstance(other, Finding):\n            return other._key()\n',
+    ])('refuses an isinstance guard that any object could pass: %j', async (prelude) => {
+      expect(await rulesOf(plugin('return 1', `${prelude}\n`))).toContain('private-access');
+    });
+
     const trustingClass =
       'class Probe:\n    _seen = None\n\n    def seen(self):\n        return self._seen\n\n' +
       '    @classmethod\n    def build(cls):\n        return cls._make()\n\n' +

@@ -1075,13 +1075,28 @@ class Analyser:
     def is_isinstance_check(self, test, name, cls, scope):
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
             return any(self.is_isinstance_check(v, name, cls, scope) for v in test.values)
-        if not (self.is_builtin_call(test, 'isinstance', scope) and len(test.args) == 2 and not test.keywords):
-            return False
+        if not (self.is_builtin_call(test, 'isinstance', scope) and len(test.args) == 2 and not test.keywords
+                and all(m.kind == 'builtin' for m in self.bound_meanings_of('isinstance', scope))):
+            return False  # the builtin for certain: a plugin's own isinstance could answer True
         subject, checked = test.args
         if not (isinstance(subject, ast.Name) and subject.id == name and isinstance(checked, ast.Name)):
             return False
         meanings = self.bound_meanings_of(checked.id, scope)
-        return bool(meanings) and all(m.kind == 'class' and m.binding.node is cls for m in meanings)
+        return (bool(meanings) and all(m.kind == 'class' and m.binding.node is cls for m in meanings)
+                and self.only_plugin_bases(cls, 0))
+
+    def only_plugin_bases(self, cls, depth):
+        """No base from outside the plugin: an ABC's register() or a runtime Protocol would make
+        isinstance true of any object."""
+        if depth > 8 or cls.keywords:
+            return False
+        outer = self.node_scope[id(cls)]
+        for base in cls.bases:
+            meanings = self.bound_meanings_of(base.id, outer) if isinstance(base, ast.Name) else []
+            if not meanings or not all(m.kind == 'class' and self.only_plugin_bases(m.binding.node, depth + 1)
+                                       for m in meanings):
+                return False
+        return True
 
     def is_key_attrgetter(self, node, call):
         if not (isinstance(call, ast.Call) and call.func is node and call.args and not call.keywords):
