@@ -44,6 +44,31 @@ describe('the encoding refusals', () => {
     });
   });
 
+  it('says where a NUL byte is in code points, after non-ASCII text and a lone CR', async () => {
+    await expect(validate(utf8('x = 1\ry = "é\0"\n'))).resolves.toEqual({
+      ok: false,
+      violations: [{ rule: 'encoding', message: 'NUL byte in source', line: 2, column: 7 }],
+    });
+  });
+
+  it.each(['202A', '202B', '202C', '202D', '202E', '2066', '2067', '2068', '2069'])(
+    'rejects the bidirectional control U+%s anywhere ("Trojan Source"), saying where it is',
+    async (hex) => {
+      const source = `${PLUGIN}# é ${String.fromCodePoint(parseInt(hex, 16))} hidden\n`;
+      await expect(validate(utf8(source))).resolves.toEqual({
+        ok: false,
+        violations: [
+          {
+            rule: 'encoding',
+            message: `Bidirectional control character U+${hex}: it reorders how the source is shown, so a reviewer would read another program`,
+            line: 5,
+            column: 5,
+          },
+        ],
+      });
+    },
+  );
+
   it.each([
     ['a lone continuation byte', [0x78, 0x80]],
     ['an invalid lead byte', [0x78, 0xff]],

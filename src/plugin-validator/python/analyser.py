@@ -62,6 +62,8 @@ YAML_SAFE_LOADERS = set(R['yaml_safe_loaders'])
 FUTURE_FEATURES = set(R['future_features'])
 OPEN_MODE_SHAPE = re.compile(r'^[rwxabtU+]{1,4}$')
 IDENTIFIER = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
+# U+202A-U+202E and U+2066-U+2069 in UTF-8 ("Trojan Source": embeddings, overrides, isolates).
+BIDI_CONTROLS = re.compile(rb'\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]')
 CODING = re.compile(rb'^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)')
 BUILTIN_NAMES = set(R['builtin_names'])
 PATH_READ_MEMBERS = set(R['path_read_members'])
@@ -142,6 +144,11 @@ def check_bytes(raw, findings):
     for lines in (re.split(rb'\r\n|\r|\n', body, 2)[:2], body.split(b'\n', 2)[:2]):
         if check_coding_declaration(lines, findings):
             break
+    for match in BIDI_CONTROLS.finditer(body):
+        line, column = byte_position(body, match.start())
+        findings.add('encoding', 'Bidirectional control character U+%04X: it reorders how the source is '
+                     'shown, so a reviewer would read another program' % ord(match.group().decode('utf-8')),
+                     line=line, column=column)
     breaks = len(re.findall(r'\r\n|\r|\n', text))
     lines = breaks + (0 if text == '' or text.endswith(('\n', '\r')) else 1)
     if lines > MAX_SOURCE_LINES:
@@ -170,10 +177,12 @@ def check_coding_declaration(lines, findings):
 
 
 def byte_position(body, offset):
+    """Line (any line break, as CPython counts them) and byte column of a byte offset; findings
+    carry byte columns, as ast does, and to_violations turns them into code points."""
     before = body[:offset]
-    line = before.count(b'\n') + 1
-    start = before.rfind(b'\n') + 1
-    return line, len(before[start:].decode('utf-8', 'replace'))
+    breaks = list(re.finditer(rb'\r\n|\r|\n', before))
+    start = breaks[-1].end() if breaks else 0
+    return len(breaks) + 1, offset - start
 
 
 def parse(raw, findings):
