@@ -514,7 +514,7 @@ class Analyser:
         if scope.kind == 'function':
             where = scope.scope_of_name(name)
             if where is LOCAL:
-                return self.bound_meanings(name, scope, builtin_fallback=False, depth=depth)
+                return self.bound_meanings(name, scope, depth)
             if where is FREE:
                 return self.enclosing_meanings(name, scope, depth)
             return self.global_meanings(name, depth)
@@ -526,13 +526,13 @@ class Analyser:
                 return self.global_meanings(name, depth)
             result = []
             if where is LOCAL and name in scope.bindings:
-                result += self.bound_meanings(name, scope, builtin_fallback=False, depth=depth)
+                result += self.bound_meanings(name, scope, depth)
             if where is FREE:
                 return result + self.enclosing_meanings(name, scope, depth)
             return result + self.global_meanings(name, depth)
         return self.global_meanings(name, depth)
 
-    def bound_meanings_of(self, name, scope):
+    def meanings_when_bound(self, name, scope):
         """The meanings a name has when its read succeeds: unbound, it raises NameError instead."""
         return [m for m in self.meanings(name, scope) if m.kind != 'undefined']
 
@@ -540,7 +540,7 @@ class Analyser:
         outer = scope.parent
         while outer is not None:
             if outer.kind == 'function' and outer.scope_of_name(name) is LOCAL:
-                    return self.bound_meanings(name, outer, builtin_fallback=False, depth=depth)
+                    return self.bound_meanings(name, outer, depth)
             outer = outer.parent
         return self.global_meanings(name, depth)
 
@@ -571,7 +571,7 @@ class Analyser:
             self.globals_index = index
         return self.globals_index.get(name, [])
 
-    def bound_meanings(self, name, scope, builtin_fallback, depth):
+    def bound_meanings(self, name, scope, depth):
         return unique_meanings(self.meaning_of(b, scope, depth) for b in scope.bindings.get(name, [])
                                if b.kind != 'del') or [Meaning('value', scope=scope)]
 
@@ -1085,12 +1085,12 @@ class Analyser:
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
             return any(self.is_isinstance_check(v, name, cls, scope) for v in test.values)
         if not (self.is_builtin_call(test, 'isinstance', scope) and len(test.args) == 2 and not test.keywords
-                and all(m.kind == 'builtin' for m in self.bound_meanings_of('isinstance', scope))):
+                and all(m.kind == 'builtin' for m in self.meanings_when_bound('isinstance', scope))):
             return False  # the builtin for certain: a plugin's own isinstance could answer True
         subject, checked = test.args
         if not (isinstance(subject, ast.Name) and subject.id == name and isinstance(checked, ast.Name)):
             return False
-        meanings = self.bound_meanings_of(checked.id, scope)
+        meanings = self.meanings_when_bound(checked.id, scope)
         return (bool(meanings) and all(m.kind == 'class' and m.binding.node is cls for m in meanings)
                 and self.only_plugin_bases(cls, 0))
 
@@ -1101,7 +1101,7 @@ class Analyser:
             return False
         outer = self.node_scope[id(cls)]
         for base in cls.bases:
-            meanings = self.bound_meanings_of(base.id, outer) if isinstance(base, ast.Name) else []
+            meanings = self.meanings_when_bound(base.id, outer) if isinstance(base, ast.Name) else []
             if not meanings or not all(m.kind == 'class' and self.only_plugin_bases(m.binding.node, depth + 1)
                                        for m in meanings):
                 return False
@@ -1186,7 +1186,7 @@ class Analyser:
     def check_method_through_class(self, node, scope):
         """`C.method` (called with anything as self, aliased, passed to partial or map, a
         property's fget) is refused when the method trusts self with private names."""
-        meanings = self.bound_meanings_of(node.value.id, scope)
+        meanings = self.meanings_when_bound(node.value.id, scope)
         if not meanings or not all(m.kind == 'class' for m in meanings):
             return
         for meaning in meanings:
@@ -1519,7 +1519,7 @@ class Analyser:
             self.check_attribute_name(attr, node, None, scope, True, None, in_pattern=True)
         if not node.patterns:
             return
-        meanings = self.bound_meanings_of(node.cls.id, scope) if isinstance(node.cls, ast.Name) else []
+        meanings = self.meanings_when_bound(node.cls.id, scope) if isinstance(node.cls, ast.Name) else []
         if meanings and all(m.kind == 'builtin' and m.qualname in SELF_MATCHING_BUILTINS for m in meanings):
             if len(node.patterns) == 1:
                 return
@@ -1540,7 +1540,7 @@ class Analyser:
         for base in cls.bases:
             if not isinstance(base, ast.Name):
                 return False
-            meanings = self.bound_meanings_of(base.id, scope)
+            meanings = self.meanings_when_bound(base.id, scope)
             if not meanings or not all(m.kind == 'class' and self.is_closed_class(m.binding.node, depth + 1)
                                        for m in meanings):
                 if not all(m.kind == 'builtin' and m.qualname == 'object' for m in meanings):
