@@ -184,6 +184,7 @@ describe('validate', () => {
       'if not isinstance(other, Finding):\n    return NotImplemented\nreturn other._key',
       'return self._key < other._key',
       'return (self._key, 1) == (other._key, 1)',
+      'new = Finding()\nnew._key = self._key\nreturn new',
     ])(
       "accepts another instance's private name once it is known to be one, or only compared: %j",
       async (body) => {
@@ -210,7 +211,9 @@ describe('validate', () => {
       // register() makes isinstance true of any class's objects; so does a plugin's own isinstance.
       'import abc\n\nclass Finding(abc.ABC):\n    _key = None\n\n    def same(self, other):\n        if isinstance(other, Finding):\n            return other._key()\n\nFinding.register(int)\n',
       'def isinstance(value, kind):\n    return True\n\nclass Finding:\n    _key = None\n\n    def same(self, other):\n        if isinstance(other, Finding):\n            return other._key()\n',
-    ])('refuses an isinstance guard that any object could pass: %j', async (prelude) => {
+      // __new__ may return any object from Finding(...).
+      'class Finding:\n    _key = None\n\n    def __new__(cls, other):\n        return other\n\n    def same(self, other):\n        new = Finding(other)\n        return new._key()\n',
+    ])('refuses an instance check that any object could pass: %j', async (prelude) => {
       expect(await rulesOf(plugin('return 1', `${prelude}\n`))).toContain('private-access');
     });
 
@@ -227,8 +230,14 @@ describe('validate', () => {
       ).toEqual([]);
     });
 
+    it('accepts a base class method called on self: Base.__init__(self), Base.seen(self)', async () => {
+      const prelude = `${trustingClass}class Sub(Probe):\n    def __init__(self):\n        Probe.__init__(self)\n        Probe.seen(self)\n\n`;
+      expect(await rulesOf(plugin('return Sub()', prelude))).toEqual([]);
+    });
+
     it.each([
       ['Probe.seen(PluginInfo)', ''],
+      ['return 1', 'class Sub(Probe):\n    def peek(self, other):\n        return Probe.seen(other)\n'],
       ['seen = Probe.seen\nreturn seen(PluginInfo)', ''],
       ['return list(map(Probe.seen, [PluginInfo]))', ''],
       ['return Probe.value.fget(PluginInfo)', ''],

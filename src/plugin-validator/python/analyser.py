@@ -1011,7 +1011,8 @@ class Analyser:
             nxt = parent.attr if isinstance(parent, ast.Attribute) and parent.value is node else None
             allowed = ((attr in READABLE_DUNDER_ATTRIBUTES and load)
                        or (attr == '__class__' and load and nxt in ('__name__', '__qualname__'))
-                       or (attr in ALLOWED_DUNDER_METHODS and own and called))
+                       or (attr in ALLOWED_DUNDER_METHODS and called
+                           and (own or self.is_base_call_on_self(node, scope))))
             if not allowed:
                 self.report('dunder-access', "Access to dunder name '%s' is not allowed" % attr, node)
             return
@@ -1037,7 +1038,7 @@ class Analyser:
             owner = self.own_class(value, scope) if value is not None else None
             if owner is None:
                 owner = self.checked_instance_class(value, node, scope)
-            if owner is None or attr not in self.class_names[id(owner)]:
+            if owner is None or not self.binds_in_plugin_ancestry(owner, attr):
                 self.report('private-access', "Access to private attribute '%s' is not allowed" % attr, node)
 
     def checked_instance_class(self, value, node, scope):
@@ -1050,6 +1051,9 @@ class Analyser:
         if not isinstance(value, ast.Name) or method is None:
             return None
         meanings = self.meanings(value.id, scope)
+        if meanings and all(m.kind == 'value' and m.scope is scope and m.binding is not None and self.builds_instance_of(
+                m.binding.value, method, scope) for m in meanings):
+            return method  # `new = C(...)`: an instance of the class itself
         if not meanings or not all(m.kind == 'param' and m.binding.node is scope.node for m in meanings):
             return None
         if self.only_compared(node):
@@ -1074,6 +1078,33 @@ class Analyser:
                             return method
             child, parent = parent, self.parent(parent)
         return None
+
+    def builds_instance_of(self, value, cls, scope):
+        """`C(...)` (or `cls(...)` in C's classmethod) where C has no base from outside the plugin
+        and no `__new__` of its own, which could return any object."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)) or not self.only_plugin_bases(cls, 0):
+            return False
+        if any('__new__' in self.class_names[id(c)] for c in self.plugin_ancestry(cls, 0)):
+            return False
+        if self.own_class(value.func, scope) is cls:
+            return True
+        meanings = self.meanings_when_bound(value.func.id, scope)
+        return bool(meanings) and all(m.kind == 'class' and m.binding.node is cls for m in meanings)
+
+    def binds_in_plugin_ancestry(self, cls, name):
+        """The class or one of its plugin bases binds the name (a private name it owns)."""
+        return any(name in self.class_names[id(c)] for c in self.plugin_ancestry(cls, 0))
+
+    def plugin_ancestry(self, cls, depth):
+        found = [cls]
+        if depth <= 8:
+            outer = self.node_scope[id(cls)]
+            for base in cls.bases:
+                if isinstance(base, ast.Name):
+                    for m in self.meanings_when_bound(base.id, outer):
+                        if m.kind == 'class':
+                            found += self.plugin_ancestry(m.binding.node, depth + 1)
+        return found
 
     def only_compared(self, node):
         parent = self.parent(node)
@@ -1187,13 +1218,37 @@ class Analyser:
         """`C.method` (called with anything as self, aliased, passed to partial or map, a
         property's fget) is refused when the method trusts self with private names."""
         meanings = self.meanings_when_bound(node.value.id, scope)
-        if not meanings or not all(m.kind == 'class' for m in meanings):
+        if not meanings or not all(m.kind == 'class' for m in meanings) or self.is_base_call_on_self(node, scope):
             return
         for meaning in meanings:
             if self.member_trusts_self(meaning.binding.node, node.attr, 0):
                 self.report('private-access', "Method '%s' uses private attributes: call it on an instance"
                             % node.attr, node)
                 return
+
+    def is_base_call_on_self(self, node, scope):
+        """`Base.method(self, ...)` in a method of a plugin class that derives from the plugin class
+        Base: the method runs on the real self, as super() would call it."""
+        call = self.parent(node)
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and isinstance(call, ast.Call)
+                and call.func is node and call.args and not isinstance(call.args[0], ast.Starred)):
+            return False
+        owner = self.own_class(call.args[0], scope)
+        if owner is None or not isinstance(call.args[0], ast.Name):
+            return False
+        bases = self.meanings_when_bound(node.value.id, scope)
+        return bool(bases) and all(m.kind == 'class' and self.derives_from(owner, m.binding.node, 0) for m in bases)
+
+    def derives_from(self, cls, base, depth):
+        """Whether plugin class `cls` is `base` or has it among its plugin bases."""
+        if cls is base:
+            return True
+        if depth > 8:
+            return False
+        outer = self.node_scope[id(cls)]
+        return any(isinstance(b, ast.Name) and any(m.kind == 'class' and self.derives_from(m.binding.node, base, depth + 1)
+                                                   for m in self.meanings_when_bound(b.id, outer))
+                   for b in cls.bases)
 
     def member_trusts_self(self, cls, attr, depth):
         """Whether C.attr may be a function that trusts its first argument with private names:
@@ -1460,7 +1515,7 @@ class Analyser:
         template = self.template_text(receiver, scope) if receiver is not None else None
         if template is None:
             owner = self.own_class(node.value, scope)
-            if owner is not None and node.attr in self.class_names[id(owner)]:
+            if owner is not None and self.binds_in_plugin_ancestry(owner, node.attr):
                 return  # the plugin's own method of that name
             self.report('format-string', '.%s() is only allowed on a string literal, whose fields are checked'
                         % node.attr, node)
