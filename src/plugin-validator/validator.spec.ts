@@ -531,6 +531,49 @@ describe('validate', () => {
     });
   });
 
+  describe('format templates', () => {
+    const report = (extra: string): string =>
+      plugin(
+        'return Report().render("example.com")',
+        `class Report:\n    ROW = "{host}"\n\n    def render(self, host):\n        return self.ROW.format(host=host)\n\n${extra}`,
+      );
+
+    it('accepts a class constant template read through self or the class, and a subclass overriding it', async () => {
+      expect(
+        await rulesOf(
+          report('class Verbose(Report):\n    ROW = "host: {host}"\n\nx = Report.ROW.format(host=1)\n'),
+        ),
+      ).toEqual([]);
+    });
+
+    it.each([
+      [
+        'a subclass with a field that reads dunders',
+        'class Evil(Report):\n    ROW = "{host.__class__}"\n',
+        'dunder-access',
+      ],
+      ['a store on an instance', 'r = Report()\nr.ROW = "{host.__class__}"\n', 'format-string'],
+      ['a store on the class', 'Report.ROW = "{host.__class__}"\n', 'format-string'],
+      ['setattr with the literal name', 'setattr(Report, "ROW", "{host.__class__}")\n', 'format-string'],
+      [
+        'a subclass property of that name',
+        'class Evil(Report):\n    @property\n    def ROW(self):\n        return "{host.__class__}"\n',
+        'format-string',
+      ],
+    ])('refuses a class constant template when %s could change it', async (_label, extra, rule) => {
+      expect(await rulesOf(report(extra))).toContain(rule);
+    });
+
+    it('refuses a dataclass field as a template: each instance may carry its own', async () => {
+      const prelude =
+        'from dataclasses import dataclass\n\n@dataclass\nclass Report:\n    ROW: str = "{host}"\n\n' +
+        '    def render(self, host):\n        return self.ROW.format(host=host)\n\n';
+      expect(await rulesOf(plugin('return Report(ROW="{host.__class__}").render(1)', prelude))).toContain(
+        'format-string',
+      );
+    });
+  });
+
   describe('decoded payloads', () => {
     it.each([
       'f(base64.b64decode(s))',

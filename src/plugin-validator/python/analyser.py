@@ -336,6 +336,7 @@ class Analyser:
         self.meanings_cache = {}
         self.name_facts_cache = {}
         self.reads_by_name = None
+        self.stored_attributes = None
 
     # The first pass: parents, scopes and binding sites.
     def collect(self):
@@ -1512,16 +1513,66 @@ class Analyser:
         if isinstance(receiver, ast.Name) and receiver.id == 'str' and all(
                 m.kind == 'builtin' for m in self.meanings('str', scope)):
             receiver = parent.args[0] if called and parent.args else None
-        template = self.template_text(receiver, scope) if receiver is not None else None
-        if template is None:
+        templates = self.template_texts(receiver, scope) if receiver is not None else None
+        if templates is None:
             owner = self.own_class(node.value, scope)
             if owner is not None and self.binds_in_plugin_ancestry(owner, node.attr):
                 return  # the plugin's own method of that name
             self.report('format-string', '.%s() is only allowed on a string literal, whose fields are checked'
                         % node.attr, node)
             return
-        for problem in self.template_problems(template, 0):
-            self.report(problem[0], 'Format field: %s' % problem[1], node)
+        for template in templates:
+            for problem in self.template_problems(template, 0):
+                self.report(problem[0], 'Format field: %s' % problem[1], node)
+
+    def template_texts(self, node, scope):
+        """The literal templates `node` can be (a literal, a module constant, a class constant), or None."""
+        if isinstance(node, ast.Attribute):
+            return self.class_constant_texts(node, scope)
+        template = self.template_text(node, scope)
+        return None if template is None else [template]
+
+    def class_constant_texts(self, node, scope):
+        """`self.ROW` / `C.ROW` of a plugin class with no outside base, where every plugin class
+        binding ROW binds it once, to a literal, with a plain assignment (an annotated one is a
+        dataclass field, set per instance), and nothing anywhere stores or deletes an attribute
+        of that name (`obj.ROW = ...`, setattr with that literal): each of those literals."""
+        owner = self.own_class(node.value, scope)
+        if owner is None and isinstance(node.value, ast.Name):
+            meanings = self.meanings_when_bound(node.value.id, scope)
+            if meanings and all(m.kind == 'class' and m.binding.node is meanings[0].binding.node for m in meanings):
+                owner = meanings[0].binding.node
+        name = node.attr
+        if owner is None or not self.only_plugin_bases(owner, 0) or not self.binds_in_plugin_ancestry(owner, name):
+            return None
+        texts = []
+        for cls in self.plugin_classes.values():
+            bindings = self.scope_of[id(cls)].bindings.get(name, [])
+            if not bindings:
+                continue
+            binding = bindings[0]
+            statement = self.parent(binding.node)
+            if (len(bindings) != 1 or binding.kind != 'value' or not isinstance(statement, ast.Assign)
+                    or statement not in cls.body or not is_str_constant(binding.value)):
+                return None
+            texts.append(binding.value.value)
+        if name in self.attributes_set_anywhere():
+            return None
+        return texts
+
+    def attributes_set_anywhere(self):
+        """Attribute names stored or deleted anywhere, or named by setattr/delattr with a literal."""
+        if self.stored_attributes is None:
+            stored = set()
+            for other in self.order:
+                if type(other) is ast.Attribute and type(other.ctx) is not ast.Load:
+                    stored.add(other.attr)
+                elif (type(other) is ast.Call and isinstance(other.func, ast.Name)
+                      and other.func.id in ('setattr', 'delattr') and len(other.args) >= 2
+                      and is_str_constant(other.args[1])):
+                    stored.add(other.args[1].value)
+            self.stored_attributes = stored
+        return self.stored_attributes
 
     def template_text(self, node, scope):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
