@@ -337,6 +337,7 @@ class Analyser:
         self.name_facts_cache = {}
         self.reads_by_name = None
         self.stored_attributes = None
+        self.formatter_classes = {}
 
     # The first pass: parents, scopes and binding sites.
     def collect(self):
@@ -794,8 +795,8 @@ class Analyser:
             self.report('open-write', 'open may only be called directly, with a literal read mode', node)
         for qualname in imports:
             self.check_callable_used_directly(qualname, node, is_callee)
-        if not is_callee and not self.names_a_type(node) and any(
-                m.kind == 'class' and self.derives_from_formatter(m.binding.node, 0) for m in meanings):
+        if not is_callee and any(m.kind == 'class' and self.derives_from_formatter(m.binding.node, 0)
+                                 for m in meanings) and not self.names_a_type(node):
             self.report('dynamic-name', '%s, a logging.Formatter, may only be called directly (its style '
                         'decides how fields are read)' % name, node)
         if builtin and name == 'super' and not is_callee:
@@ -1161,13 +1162,13 @@ class Analyser:
             return
         if qual in OPEN_LIKE or qual == 'logging.basicConfig':
             self.report('open-write', '%s may only be called directly' % qual.replace('builtins.', ''), node)
-        elif self.names_a_type(node):
-            return
         elif qual == 'logging.Formatter':
-            self.report('dynamic-name', 'logging.Formatter may only be called directly (its style decides '
-                        'how fields are read)', node)
+            if not self.names_a_type(node):
+                self.report('dynamic-name', 'logging.Formatter may only be called directly (its style decides '
+                            'how fields are read)', node)
         elif isinstance(node, ast.Name) and qual.rsplit('.', 1)[-1] in NAME_TAKING_CALLS:
-            self.report('dynamic-name', '%s may only be called directly, with literal names' % node.id, node)
+            if not self.names_a_type(node):
+                self.report('dynamic-name', '%s may only be called directly, with literal names' % node.id, node)
 
     def names_a_type(self, node):
         """A class named, not used: a base, isinstance/issubclass's class, an annotation."""
@@ -1197,13 +1198,19 @@ class Analyser:
         return False
 
     def derives_from_formatter(self, classdef, depth):
+        known = self.formatter_classes.get(id(classdef))
+        if known is None:
+            known = self.formatter_classes[id(classdef)] = self.find_formatter_base(classdef, depth)
+        return known
+
+    def find_formatter_base(self, classdef, depth):
         if depth > 8:
             return True
         outer = self.node_scope[id(classdef)]
         for base in classdef.bases:
             if 'logging.Formatter' in self.qualnames(base, outer):
                 return True
-            if isinstance(base, ast.Name) and any(m.kind == 'class' and self.derives_from_formatter(
+            if isinstance(base, ast.Name) and any(m.kind == 'class' and self.find_formatter_base(
                     m.binding.node, depth + 1) for m in self.meanings(base.id, outer)):
                 return True
         return False
