@@ -338,6 +338,7 @@ class Analyser:
         self.reads_by_name = None
         self.stored_attributes = None
         self.formatter_classes = {}
+        self.ancestry_cache = {}
 
     # The first pass: parents, scopes and binding sites.
     def collect(self):
@@ -666,13 +667,6 @@ class Analyser:
             return scope.method_of
         return None
 
-    def enclosing_method(self, scope):
-        while scope is not None and scope.kind == 'function':
-            if scope.method_of is not None:
-                return scope.method_of
-            scope = scope.parent
-        return None
-
     def is_zero_arg_super(self, value, scope):
         return (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == 'super'
                 and not value.args and not value.keywords and scope.method_of is not None
@@ -795,7 +789,7 @@ class Analyser:
             self.report('open-write', 'open may only be called directly, with a literal read mode', node)
         for qualname in imports:
             self.check_callable_used_directly(qualname, node, is_callee)
-        if not is_callee and any(m.kind == 'class' and self.derives_from_formatter(m.binding.node, 0)
+        if not is_callee and any(m.kind == 'class' and self.derives_from_formatter(m.binding.node)
                                  for m in meanings) and not self.names_a_type(node):
             self.report('dynamic-name', '%s, a logging.Formatter, may only be called directly (its style '
                         'decides how fields are read)' % name, node)
@@ -1084,9 +1078,9 @@ class Analyser:
     def builds_instance_of(self, value, cls, scope):
         """`C(...)` (or `cls(...)` in C's classmethod) where C has no base from outside the plugin
         and no `__new__` of its own, which could return any object."""
-        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)) or not self.only_plugin_bases(cls, 0):
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)) or not self.only_plugin_bases(cls):
             return False
-        if any('__new__' in self.class_names[id(c)] for c in self.plugin_ancestry(cls, 0)):
+        if any('__new__' in self.class_names[id(c)] for c in self.plugin_ancestry(cls)):
             return False
         if self.own_class(value.func, scope) is cls:
             return True
@@ -1095,17 +1089,23 @@ class Analyser:
 
     def binds_in_plugin_ancestry(self, cls, name):
         """The class or one of its plugin bases binds the name (a private name it owns)."""
-        return any(name in self.class_names[id(c)] for c in self.plugin_ancestry(cls, 0))
+        return any(name in self.class_names[id(c)] for c in self.plugin_ancestry(cls))
 
-    def plugin_ancestry(self, cls, depth):
-        found = [cls]
-        if depth <= 8:
-            outer = self.node_scope[id(cls)]
-            for base in cls.bases:
-                if isinstance(base, ast.Name):
-                    for m in self.meanings_when_bound(base.id, outer):
-                        if m.kind == 'class':
-                            found += self.plugin_ancestry(m.binding.node, depth + 1)
+    def plugin_ancestry(self, cls):
+        """The class and every plugin class among its bases, however deep (each once)."""
+        found = self.ancestry_cache.get(id(cls))
+        if found is None:
+            found, pending = [], [cls]
+            while pending:
+                current = pending.pop()
+                if any(current is seen for seen in found):
+                    continue
+                found.append(current)
+                outer = self.node_scope[id(current)]
+                for base in current.bases:
+                    if isinstance(base, ast.Name):
+                        pending += [m.binding.node for m in self.meanings_when_bound(base.id, outer) if m.kind == 'class']
+            self.ancestry_cache[id(cls)] = found
         return found
 
     def only_compared(self, node):
@@ -1125,19 +1125,19 @@ class Analyser:
             return False
         meanings = self.meanings_when_bound(checked.id, scope)
         return (bool(meanings) and all(m.kind == 'class' and m.binding.node is cls for m in meanings)
-                and self.only_plugin_bases(cls, 0))
+                and self.only_plugin_bases(cls))
 
-    def only_plugin_bases(self, cls, depth):
+    def only_plugin_bases(self, cls):
         """No base from outside the plugin: an ABC's register() or a runtime Protocol would make
         isinstance true of any object."""
-        if depth > 8 or cls.keywords:
-            return False
-        outer = self.node_scope[id(cls)]
-        for base in cls.bases:
-            meanings = self.meanings_when_bound(base.id, outer) if isinstance(base, ast.Name) else []
-            if not meanings or not all(m.kind == 'class' and self.only_plugin_bases(m.binding.node, depth + 1)
-                                       for m in meanings):
+        for current in self.plugin_ancestry(cls):
+            if current.keywords:
                 return False
+            outer = self.node_scope[id(current)]
+            for base in current.bases:
+                meanings = self.meanings_when_bound(base.id, outer) if isinstance(base, ast.Name) else []
+                if not meanings or not all(m.kind == 'class' for m in meanings):
+                    return False
         return True
 
     def is_key_attrgetter(self, node, call):
@@ -1190,30 +1190,20 @@ class Analyser:
             return True
         func = call.func
         if isinstance(func, ast.Name):
-            return any(m.kind == 'class' and self.derives_from_formatter(m.binding.node, 0)
+            return any(m.kind == 'class' and self.derives_from_formatter(m.binding.node)
                        for m in self.meanings(func.id, scope))
         if isinstance(func, ast.Attribute) and func.attr == '__init__':
             owner = self.own_class(func.value, scope)
-            return owner is not None and self.derives_from_formatter(owner, 0)
+            return owner is not None and self.derives_from_formatter(owner)
         return False
 
-    def derives_from_formatter(self, classdef, depth):
+    def derives_from_formatter(self, classdef):
         known = self.formatter_classes.get(id(classdef))
         if known is None:
-            known = self.formatter_classes[id(classdef)] = self.find_formatter_base(classdef, depth)
+            known = self.formatter_classes[id(classdef)] = any(
+                'logging.Formatter' in self.qualnames(base, self.node_scope[id(c)])
+                for c in self.plugin_ancestry(classdef) for base in c.bases)
         return known
-
-    def find_formatter_base(self, classdef, depth):
-        if depth > 8:
-            return True
-        outer = self.node_scope[id(classdef)]
-        for base in classdef.bases:
-            if 'logging.Formatter' in self.qualnames(base, outer):
-                return True
-            if isinstance(base, ast.Name) and any(m.kind == 'class' and self.find_formatter_base(
-                    m.binding.node, depth + 1) for m in self.meanings(base.id, outer)):
-                return True
-        return False
 
     def check_formatter_arguments(self, call):
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
@@ -1229,7 +1219,7 @@ class Analyser:
         if not meanings or not all(m.kind == 'class' for m in meanings) or self.is_base_call_on_self(node, scope):
             return
         for meaning in meanings:
-            if self.member_trusts_self(meaning.binding.node, node.attr, 0):
+            if self.member_trusts_self(meaning.binding.node, node.attr):
                 self.report('private-access', "Method '%s' uses private attributes: call it on an instance"
                             % node.attr, node)
                 return
@@ -1245,40 +1235,21 @@ class Analyser:
         if owner is None or not isinstance(call.args[0], ast.Name):
             return False
         bases = self.meanings_when_bound(node.value.id, scope)
-        return bool(bases) and all(m.kind == 'class' and self.derives_from(owner, m.binding.node, 0) for m in bases)
+        return bool(bases) and all(m.kind == 'class' and m.binding.node in self.plugin_ancestry(owner)
+                                   for m in bases)
 
-    def derives_from(self, cls, base, depth):
-        """Whether plugin class `cls` is `base` or has it among its plugin bases."""
-        if cls is base:
-            return True
-        if depth > 8:
-            return False
-        outer = self.node_scope[id(cls)]
-        return any(isinstance(b, ast.Name) and any(m.kind == 'class' and self.derives_from(m.binding.node, base, depth + 1)
-                                                   for m in self.meanings_when_bound(b.id, outer))
-                   for b in cls.bases)
-
-    def member_trusts_self(self, cls, attr, depth):
+    def member_trusts_self(self, cls, attr):
         """Whether C.attr may be a function that trusts its first argument with private names:
         a def of that name that uses them, or anything else bound to that name in a class that has
         such a def (`g = f`, `p = property(f)`), in C or the plugin classes it derives from."""
-        if depth > 8:
-            return True
-        trusting = [statement for statement in cls.body if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
-                    and not self.is_static(statement) and not self.is_classmethod(statement)
-                    and self.uses_private_self(statement)]
-        for binding in self.scope_of[id(cls)].bindings.get(attr, []):
-            if binding.kind == 'def':
-                if binding.node in trusting:
+        for owner in self.plugin_ancestry(cls):
+            trusting = [statement for statement in owner.body
+                        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        and not self.is_static(statement) and not self.is_classmethod(statement)
+                        and self.uses_private_self(statement)]
+            for binding in self.scope_of[id(owner)].bindings.get(attr, []):
+                if binding.node in trusting if binding.kind == 'def' else trusting:
                     return True
-            elif trusting:
-                return True
-        outer = self.node_scope[id(cls)]
-        for base in cls.bases:
-            if isinstance(base, ast.Name) and any(
-                    m.kind == 'class' and self.member_trusts_self(m.binding.node, attr, depth + 1)
-                    for m in self.meanings(base.id, outer)):
-                return True
         return False
 
     def is_classmethod(self, function):
@@ -1550,7 +1521,7 @@ class Analyser:
             if meanings and all(m.kind == 'class' and m.binding.node is meanings[0].binding.node for m in meanings):
                 owner = meanings[0].binding.node
         name = node.attr
-        if owner is None or not self.only_plugin_bases(owner, 0) or not self.binds_in_plugin_ancestry(owner, name):
+        if owner is None or not self.only_plugin_bases(owner) or not self.binds_in_plugin_ancestry(owner, name):
             return None
         texts = []
         for cls in self.plugin_classes.values():
