@@ -244,6 +244,13 @@ describe('validate', () => {
       ['return Probe.other(PluginInfo)', '    other = seen\n'],
       ['return Probe.x', '    x = seen(None)\n'],
       ['return Sub.seen(PluginInfo)', 'class Sub(Probe):\n    pass\n'],
+      [
+        'return Sub11.seen(PluginInfo)',
+        Array.from(
+          { length: 11 },
+          (_, i) => `class Sub${i + 1}(${i ? `Sub${i}` : 'Probe'}):\n    pass\n`,
+        ).join(''),
+      ],
     ])(
       'refuses a method that trusts self with private names reached through its class: %j %j',
       async (body, extra) => {
@@ -571,6 +578,24 @@ describe('validate', () => {
       expect(await rulesOf(plugin('return Report(ROW="{host.__class__}").render(1)', prelude))).toContain(
         'format-string',
       );
+    });
+  });
+
+  describe('logging.Formatter', () => {
+    it.each([
+      ['a positional style', 'logging.Formatter("{message}", None, "{")'],
+      ['arguments splatted', 'logging.Formatter(*("{message}", None, "{"))'],
+      ['keywords splatted', 'logging.Formatter("{message}", **{"style": "{"})'],
+      ['partial', 'functools.partial(logging.Formatter, style="%")'],
+      ['a plugin subclass eleven classes down', 'Deep11("{message}", None, "{")'],
+    ])('refuses a Formatter whose style is not seen at the call: %s', async (_label, body) => {
+      const chain = Array.from(
+        { length: 11 },
+        (_, i) => `class Deep${i + 1}(${i ? `Deep${i}` : 'logging.Formatter'}):\n    pass\n`,
+      ).join('');
+      expect(
+        await rulesOf(plugin(`return ${body}`, `import functools\nimport logging\n\n${chain}\n`)),
+      ).toContain('dynamic-name');
     });
   });
 
