@@ -69,8 +69,8 @@ const emptyReconciliation = (claimed: boolean): Reconciliation => ({
 });
 
 /**
- * Brings the plugin directory and the plugin rows back into agreement, once the app listens
- * (a start-up task: readiness waits for it, see StartupWork) and then every
+ * Brings the plugin directory and the plugin rows back into agreement, once the app is ready
+ * (in the background, see StartupWork.afterStart) and then every
  * PLUGIN_RECONCILE_INTERVAL_SECONDS. An upload writes its file before its row commits,
  * so a crash can leave a file that no row names: it is removed once older than
  * PLUGIN_FILE_GRACE_SECONDS (another replica's upload may be between write and commit) and
@@ -78,8 +78,7 @@ const emptyReconciliation = (claimed: boolean): Reconciliation => ({
  * admin decides that): it is logged and marked, so admins see the plugin as broken.
  * Nothing at all is done in a directory that belongs to another database (see
  * PluginDirectoryClaim), and files it kept when adopting a directory are never removed.
- * At start-up the digests of approved files are checked in the background, after the rows
- * and files agree. Each pass logs one summary line and at most MAX_EXAMPLE_LINES single
+ * Each pass logs one summary line and at most MAX_EXAMPLE_LINES single
  * plugins, however many it marked, and puts the catalogue's kept counts right if a writer that
  * bypassed them (an older replica) left them wrong.
  */
@@ -88,8 +87,8 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
   private readonly logger = new Logger('PluginFiles');
   private timer?: NodeJS.Timeout;
   private running?: Promise<Reconciliation>;
-  /** The start-up digest check, in the background. */
-  private startDigests?: Promise<void>;
+  /** The first pass, begun once the app is ready. */
+  private firstPass?: Promise<unknown>;
   private stopping = false;
 
   constructor(
@@ -103,29 +102,20 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
   ) {}
 
   /**
-   * The upgrade of rows an older replica wrote and the first pass both read every plugin, so
-   * they run once the app listens, before readiness (StartupWork): a balancer sends nothing
-   * until rows and files agree. Hashing every approved file (seconds at 100,000 plugins) is
-   * not waited for: it runs after, in the background, and a reconcile() asked for meanwhile
-   * runs after it.
+   * Readiness waits for the rows to be right (StartupWork): the upgrade of rows an older
+   * replica wrote, and the catalogue's counts. The first pass over the files (0.6 s at 100,000
+   * plugins, and seconds more for their digests) runs after, in the background: what it finds
+   * is what any pass finds while the app serves (a file removed or changed while it was down is
+   * marked a moment later; its source answers 410 meanwhile), and every read copes with a file
+   * that is gone before a pass marks it.
    */
   onApplicationBootstrap(): void {
-    let first: Reconciliation | undefined;
-    this.startupWork.add('plugin rows and files', async () => {
+    this.startupWork.add('plugin rows', async () => {
       await this.upgrade.run();
       await this.recountCatalogue();
-      // A pass that fails (a directory that cannot be read) is logged like any other and tried
-      // again at the next one; readiness then reports the directory, not the start.
-      first = await this.logFailure(() => this.pass({ digests: false }));
     });
     this.startupWork.afterStart(() => {
-      if (first?.claimed) {
-        this.startDigests = this.logFailure(async () => {
-          const result = emptyReconciliation(true);
-          await this.checkDigests(result);
-          this.logPass(result);
-        });
-      }
+      this.firstPass = this.logFailure(() => this.reconcile());
       const interval = this.config.pluginReconcileIntervalSeconds * 1000;
       if (interval > 0 && !this.stopping) {
         this.timer = setInterval(() => void this.logFailure(() => this.reconcile()), interval);
@@ -135,26 +125,24 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
   }
 
   /**
-   * A pass under way finishes before the database closes; a digest check stops at the next
+   * A pass under way finishes before the database closes; its digest check stops at the next
    * file (the next pass does it again).
    */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     clearInterval(this.timer);
-    await this.startDigests;
     await this.running?.catch(() => undefined);
   }
 
-  /** The start-up digest check has ended (it runs in the background, after the start-up pass). */
+  /** The first pass, begun in the background once the app is ready, has ended. */
   async settled(): Promise<void> {
-    await this.startDigests;
+    await this.firstPass;
   }
 
   /** One pass; a pass already running is joined rather than doubled. */
   reconcile(): Promise<Reconciliation> {
     this.running ??= (async () => {
-      await this.startDigests;
-      const result = await this.pass({ digests: true });
+      const result = await this.pass();
       await this.recountCatalogue();
       return result;
     })().finally(() => (this.running = undefined));
@@ -173,7 +161,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     }
   }
 
-  private async pass({ digests }: { digests: boolean }): Promise<Reconciliation> {
+  private async pass(): Promise<Reconciliation> {
     const result = emptyReconciliation(false);
     let keep: ReadonlySet<string>;
     try {
@@ -236,7 +224,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
       }
     }
 
-    if (digests) await this.checkDigests(result);
+    await this.checkDigests(result);
     this.logPass(result);
     return result;
   }
