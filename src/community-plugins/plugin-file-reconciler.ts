@@ -79,8 +79,8 @@ const emptyReconciliation = (claimed: boolean): Reconciliation => ({
  * Nothing at all is done in a directory that belongs to another database (see
  * PluginDirectoryClaim), and files it kept when adopting a directory are never removed.
  * Each pass logs one summary line and at most MAX_EXAMPLE_LINES single
- * plugins, however many it marked, and puts the catalogue's kept counts right if a writer that
- * bypassed them (an older replica) left them wrong.
+ * plugins, however many it marked, and puts the catalogue's kept counts and search index right
+ * if a writer that bypassed them (an older replica) left them wrong.
  */
 @Injectable()
 export class PluginFileReconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -102,17 +102,19 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
   ) {}
 
   /**
-   * Readiness waits for the rows to be right (StartupWork): the upgrade of rows an older
-   * replica wrote, and the catalogue's counts. The first pass over the files (0.6 s at 100,000
-   * plugins, and seconds more for their digests) runs after, in the background: what it finds
-   * is what any pass finds while the app serves (a file removed or changed while it was down is
-   * marked a moment later; its source answers 410 meanwhile), and every read copes with a file
-   * that is gone before a pass marks it.
+   * Readiness waits for the rows (StartupWork): the upgrade of rows older code wrote (after an
+   * upgrade from an old enough release, that can be every plugin), and the catalogue's counts;
+   * each step first checks cheaply whether it has anything to do. The first pass runs after, in
+   * the background (0.6 s at 100,000 plugins, and seconds more for their digests), with the
+   * full check of the lists the search index holds, which only the plugins an older replica
+   * moved can be wrong in. What the pass finds is what any pass finds while the app serves (a
+   * file removed or changed while it was down is marked a moment later; its source, read and
+   * checked at each request, answers 410 or 409 meanwhile).
    */
   onApplicationBootstrap(): void {
     this.startupWork.add('plugin rows', async () => {
       await this.upgrade.run();
-      await this.recountCatalogue();
+      await this.repairCatalogue({ ifUnindexed: true });
     });
     this.startupWork.afterStart(() => {
       this.firstPass = this.logFailure(() => this.reconcile());
@@ -143,7 +145,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
   reconcile(): Promise<Reconciliation> {
     this.running ??= (async () => {
       const result = await this.pass();
-      await this.recountCatalogue();
+      await this.repairCatalogue();
       return result;
     })().finally(() => (this.running = undefined));
     return this.running;
@@ -229,12 +231,23 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     return result;
   }
 
-  /** The kept catalogue counts, checked against the rows; a wrong one is put right and logged. */
-  private async recountCatalogue(): Promise<void> {
+  /**
+   * The kept catalogue counts and the search index, checked against the rows; what was wrong is
+   * put right and logged. With `ifUnindexed`, the index only when a plugin has no index rows.
+   */
+  private async repairCatalogue(index: { ifUnindexed?: boolean } = {}): Promise<void> {
     for (const { view, kept, counted } of await this.plugins.recountCatalogue()) {
       this.logger.warn(
         `The count of the ${view} catalogue list was ${kept ?? 'missing'}, the rows say ${counted}: corrected ` +
           '(a writer that does not keep the count, such as a replica on older code, changed the list)',
+      );
+    }
+    const { indexed, relisted } = await this.plugins.repairSearchIndex(index);
+    if (indexed > 0) this.logger.log(`Indexed ${indexed} plugin(s) for search and tags`);
+    if (relisted > 0) {
+      this.logger.warn(
+        `${relisted} plugin(s) were in other catalogue lists than their search index said: corrected ` +
+          '(a writer that does not keep the index, such as a replica on older code, moved them)',
       );
     }
   }
