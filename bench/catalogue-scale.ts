@@ -13,8 +13,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../src/config/app-config';
-import { indexPlugins } from '../src/community-plugins/plugin-search-index';
-import { recountLists } from '../src/community-plugins/catalogue-counts';
+import { indexPlugins, listCode } from '../src/community-plugins/plugin-search-index';
+import { membershipOf, recountLists } from '../src/community-plugins/catalogue-counts';
 import { RULES_VERSION } from '../src/plugin-validator';
 import type { IndexedPlugin } from '../src/community-plugins/plugin-search-index';
 import { storedTags } from '../src/community-plugins/user-plugin.entity';
@@ -64,10 +64,13 @@ function word(index: number): string {
 
 const date = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 
-function benchPlugin(index: number): IndexedPlugin & { source: string } {
+/** Approved plugin number `index`, created `createdMs`. */
+function benchPlugin(index: number, createdMs = 0): IndexedPlugin & { source: string } {
   const pick = (salt: number, size: number) => (index * 2654435761 + salt * 40503) % size;
   return {
     id: 0,
+    list: listCode(membershipOf({ status: 'approved', fileAlteredAt: null })),
+    createdMs,
     name: `scale-${word(pick(1, DESCRIPTION_WORDS))}-${index}`,
     description:
       `Scans ${word(pick(2, DESCRIPTION_WORDS))} and ${word(pick(3, DESCRIPTION_WORDS))} targets, ` +
@@ -101,12 +104,12 @@ export async function seedCatalogue(
     const versions: unknown[][] = [];
     const rechecks: unknown[][] = [];
     for (let index = from; index < Math.min(count, from + BATCH); index++) {
-      const plugin = benchPlugin(index);
+      const plugin = benchPlugin(index, start + index * 1000);
       plugin.id = Number(next) + index;
       const file = `scale_${index}_${randomBytes(8).toString('hex')}.py`;
       writeFileSync(join(pluginDir, file), plugin.source);
       const sha256 = createHash('sha256').update(plugin.source).digest('hex');
-      const created = date(start + index * 1000);
+      const created = date(plugin.createdMs);
       rows.push([
         plugin.id,
         plugin.name,

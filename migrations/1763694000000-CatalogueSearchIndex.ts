@@ -1,5 +1,4 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
-import { indexUnindexed } from '../src/community-plugins/plugin-search-index';
 
 const toPlugin = {
   columnNames: ['plugin_id'],
@@ -10,9 +9,9 @@ const toPlugin = {
 
 /**
  * Issue 22: `q=` and `tag=` through indexes of their own (src/community-plugins/plugin-search-index.ts),
- * and an index that covers the catalogue's count and page. Every existing plugin is indexed
- * here; a plugin table too old to have the indexed columns yet is indexed at start-up instead
- * (after the schema upgrade adds them), as is any row an older replica writes meanwhile.
+ * and an index that covers the catalogue's count and page. The existing plugins are indexed by
+ * 1763699400000-CatalogueSearchRuns, which replaced this table of trigrams (`plugin_grams`,
+ * still made here for replicas on the code before it) with the runs the index now reads.
  *
  * On MySQL the index columns compare bytewise (`_bin`): the text is lower-cased by the app and
  * the grams are hex, so no collation may fold accents, case or trailing spaces behind its back.
@@ -96,9 +95,6 @@ export class CatalogueSearchIndex1763694000000 implements MigrationInterface {
       await queryRunner.query(
         'CREATE INDEX `idx_user_plugins_catalogue` ON `user_plugins` (`status`, `file_altered_at`, `created_at`, `id`)',
       );
-    }
-    if (has(['name', 'description', 'author', 'tags'])) {
-      await indexUnindexed((sql, params) => queryRunner.query(sql, params) as Promise<unknown>);
     }
   }
 

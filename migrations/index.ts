@@ -14,6 +14,7 @@ import { PluginNameKey1763695000000 } from './1763695000000-PluginNameKey';
 import { AccountLock1763696000000 } from './1763696000000-AccountLock';
 import { CatalogueCounts1763697000000 } from './1763697000000-CatalogueCounts';
 import { ActivationLinksByAddress1763698000000 } from './1763698000000-ActivationLinksByAddress';
+import { CatalogueSearchRuns1763699400000 } from './1763699400000-CatalogueSearchRuns';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -33,4 +34,5 @@ export const migrations = [
   AccountLock1763696000000,
   CatalogueCounts1763697000000,
   ActivationLinksByAddress1763698000000,
+  CatalogueSearchRuns1763699400000,
 ];

@@ -1,5 +1,6 @@
 import { dirname } from 'node:path';
 import { Logger } from '@nestjs/common';
+import { PluginFileReconciler } from '../src/community-plugins/plugin-file-reconciler';
 import { PluginsRepository } from '../src/community-plugins/plugins.repository';
 import { benignPlugin, databaseUrlOf, SignedInUser, signUpAs, upload } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
@@ -190,7 +191,7 @@ describe('catalogue search and tags through their index (issue 22)', () => {
 
   const indexRows = async (id: number) => {
     const counts: Record<string, number> = {};
-    for (const table of ['plugin_search', 'plugin_grams', 'plugin_tags']) {
+    for (const table of ['plugin_search', 'plugin_runs', 'plugin_tags']) {
       const [row] = (await t.dataSource.query(`SELECT COUNT(*) AS n FROM \`${table}\` WHERE plugin_id = ?`, [
         id,
       ])) as Array<{ n: number | string }>;
@@ -199,23 +200,44 @@ describe('catalogue search and tags through their index (issue 22)', () => {
     return counts;
   };
 
-  /** Every plugin indexed once, nothing indexed that is not a plugin. */
+  /** The lists a row `p` is in, as the index codes them. */
+  const listOfRow =
+    "CASE WHEN p.status <> 'approved' THEN 0 WHEN p.file_altered_at IS NULL THEN 2 ELSE 1 END";
+
+  /** Every plugin indexed once, in its lists and with its date; nothing indexed that is not a plugin. */
   const expectIndexInStep = async () => {
+    const createdMs = (rows: Array<{ created_at: unknown }>) =>
+      rows.map((row) =>
+        row.created_at instanceof Date
+          ? row.created_at.getTime()
+          : Date.parse(`${String(row.created_at).replace(' ', 'T')}Z`),
+      );
     const [row] = (await t.dataSource.query(
       'SELECT ' +
         '(SELECT COUNT(*) FROM user_plugins) AS plugins, ' +
         '(SELECT COUNT(*) FROM plugin_search) AS searched, ' +
         '(SELECT COUNT(*) FROM user_plugins p WHERE NOT EXISTS (SELECT 1 FROM plugin_search s WHERE s.plugin_id = p.id)) AS unindexed, ' +
-        '(SELECT COUNT(*) FROM plugin_grams g WHERE NOT EXISTS (SELECT 1 FROM user_plugins p WHERE p.id = g.plugin_id)) AS stray_grams, ' +
+        '(SELECT COUNT(*) FROM user_plugins p WHERE NOT EXISTS (SELECT 1 FROM plugin_runs r WHERE r.plugin_id = p.id)) AS without_runs, ' +
+        `(SELECT COUNT(*) FROM user_plugins p JOIN plugin_search s ON s.plugin_id = p.id WHERE s.list <> ${listOfRow}) AS search_listed_wrong, ` +
+        `(SELECT COUNT(*) FROM user_plugins p JOIN plugin_runs r ON r.plugin_id = p.id WHERE r.list <> ${listOfRow}) AS runs_listed_wrong, ` +
+        '(SELECT COUNT(*) FROM plugin_runs r WHERE NOT EXISTS (SELECT 1 FROM user_plugins p WHERE p.id = r.plugin_id)) AS stray_runs, ' +
         '(SELECT COUNT(*) FROM plugin_tags g WHERE NOT EXISTS (SELECT 1 FROM user_plugins p WHERE p.id = g.plugin_id)) AS stray_tags',
     )) as Array<Record<string, number | string>>;
     expect(Object.fromEntries(Object.entries(row).map(([key, value]) => [key, Number(value)]))).toEqual({
       plugins: Number(row.plugins),
       searched: Number(row.plugins),
       unindexed: 0,
-      stray_grams: 0,
+      without_runs: 0,
+      search_listed_wrong: 0,
+      runs_listed_wrong: 0,
+      stray_runs: 0,
       stray_tags: 0,
     });
+    // Each run carries its plugin's created_at, to the millisecond.
+    const dates = (await t.dataSource.query(
+      'SELECT DISTINCT p.id, p.created_at, r.created_ms FROM user_plugins p JOIN plugin_runs r ON r.plugin_id = p.id ORDER BY p.id',
+    )) as Array<{ id: number; created_at: unknown; created_ms: number | string }>;
+    expect(dates.map((date) => Number(date.created_ms))).toEqual(createdMs(dates));
   };
 
   beforeAll(async () => {
@@ -393,7 +415,7 @@ describe('catalogue search and tags through their index (issue 22)', () => {
     const id = ids.get('Grep secrets')!;
     expect(await indexRows(id)).toEqual({
       plugin_search: 1,
-      plugin_grams: expect.any(Number) as number,
+      plugin_runs: expect.any(Number) as number,
       plugin_tags: 2,
     });
     await t
@@ -401,13 +423,13 @@ describe('catalogue search and tags through their index (issue 22)', () => {
       .delete(`/api/v1/community-plugins/${id}/delete/`)
       .set('Authorization', `Bearer ${boss.token}`)
       .expect(200);
-    expect(await indexRows(id)).toEqual({ plugin_search: 0, plugin_grams: 0, plugin_tags: 0 });
+    expect(await indexRows(id)).toEqual({ plugin_search: 0, plugin_runs: 0, plugin_tags: 0 });
     expect((await page(bob, q('secrets'))).names).toEqual([]);
     expect((await page(bob, '?tag=secrets')).names).toEqual([]);
     await expectIndexInStep();
   });
 
-  it('the migration indexes existing plugins, and a start indexes rows written without their index', async () => {
+  it('the migrations index existing plugins; a start or a pass indexes what older code wrote and moves what it moved', async () => {
     const queries = [...QUERIES, ...UNICODE_QUERIES];
     const answers = async (app: TestApp) => {
       const found: Record<string, string[]> = {};
@@ -426,34 +448,63 @@ describe('catalogue search and tags through their index (issue 22)', () => {
     const reference = await answers(t);
     const url = databaseUrlOf(t);
     const dataDir = dirname(t.config.communityPluginDir);
-    // As before the migration: no index tables, the migration not yet run.
-    for (const table of ['plugin_grams', 'plugin_tags', 'plugin_search'])
-      await t.dataSource.query(`DROP TABLE ${table}`);
-    await t.dataSource.query("DELETE FROM migrations WHERE name = 'CatalogueSearchIndex1763694000000'");
-    await t.close();
-
     const logs = jest.spyOn(Logger.prototype, 'log');
-    t = await bootApp({ databaseUrl: url, dataDir, smtp, env: { SVC_ADMIN_EMAILS: 'boss@example.com' } });
-    expect(logs.mock.calls.map(([line]) => String(line))).toContain(
-      'Applied CatalogueSearchIndex1763694000000',
+    const warnings = jest.spyOn(Logger.prototype, 'warn');
+    const restart = async () => {
+      await t.close();
+      logs.mockClear();
+      t = await bootApp({ databaseUrl: url, dataDir, smtp, env: { SVC_ADMIN_EMAILS: 'boss@example.com' } });
+      return logs.mock.calls.map(([line]) => String(line));
+    };
+
+    // As the schema was before the runs: no runs, no `list` in plugin_search, that migration not run.
+    await t.dataSource.query('DROP TABLE plugin_runs');
+    await t.dataSource.query('ALTER TABLE plugin_search DROP COLUMN list');
+    await t.dataSource.query("DELETE FROM migrations WHERE name = 'CatalogueSearchRuns1763699400000'");
+    expect(await restart()).toContain('Applied CatalogueSearchRuns1763699400000');
+    expect(await answers(t)).toEqual(reference);
+    await expectIndexInStep();
+
+    // As before any search index: no index tables, neither migration run.
+    for (const table of ['plugin_runs', 'plugin_grams', 'plugin_tags', 'plugin_search'])
+      await t.dataSource.query(`DROP TABLE ${table}`);
+    for (const migration of ['CatalogueSearchIndex1763694000000', 'CatalogueSearchRuns1763699400000'])
+      await t.dataSource.query('DELETE FROM migrations WHERE name = ?', [migration]);
+    expect(await restart()).toEqual(
+      expect.arrayContaining([
+        'Applied CatalogueSearchIndex1763694000000',
+        'Applied CatalogueSearchRuns1763699400000',
+      ]),
     );
     expect(await answers(t)).toEqual(reference);
     await expectIndexInStep();
 
     // A row an older replica wrote has no index rows: the next start adds them.
     const id = ids.get('Port_checker')!;
-    for (const table of ['plugin_grams', 'plugin_tags', 'plugin_search'])
+    for (const table of ['plugin_runs', 'plugin_tags', 'plugin_search'])
       await t.dataSource.query(`DELETE FROM ${table} WHERE plugin_id = ?`, [id]);
     expect((await page(bob, q('port_'))).names).toEqual([]);
-    await t.close();
-    logs.mockClear();
-    t = await bootApp({ databaseUrl: url, dataDir, smtp, env: { SVC_ADMIN_EMAILS: 'boss@example.com' } });
-    expect(logs.mock.calls.map(([line]) => String(line))).toContain(
-      'Indexed 1 plugin(s) for search and tags',
-    );
+    expect(await restart()).toContain('Indexed 1 plugin(s) for search and tags');
     expect(await answers(t)).toEqual(reference);
     expect((await page(bob, '?tag=c%2B%2B')).names).toEqual(['Port_checker']);
     await expectIndexInStep();
+
+    // An older replica revokes it without the index: its runs still say listed until the next pass.
+    await t.dataSource.query("UPDATE user_plugins SET status = 'rejected' WHERE id = ?", [id]);
+    expect((await page(bob, q('port_'))).names).toEqual(['Port_checker']);
+    warnings.mockClear();
+    await t.app.get(PluginFileReconciler).reconcile();
+    expect(warnings.mock.calls.map(([line]) => String(line))).toContain(
+      '1 plugin(s) were in other catalogue lists than their search index said: corrected ' +
+        '(a writer that does not keep the index, such as a replica on older code, moved them)',
+    );
+    expect((await page(bob, q('port_'))).names).toEqual([]);
+    expect(await page(boss, `?status=rejected${q('port_').replace('?', '&')}`)).toEqual({
+      total: 1,
+      names: ['Port_checker'],
+    });
+    await expectIndexInStep();
     logs.mockRestore();
+    warnings.mockRestore();
   });
 });

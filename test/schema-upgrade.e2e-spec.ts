@@ -187,6 +187,7 @@ describe('schema upgrade at start-up', () => {
       'plugin_ratings',
       'audit_log',
       'audit_chain',
+      'plugin_runs',
       'plugin_grams',
       'plugin_tags',
       'plugin_search',
@@ -197,6 +198,7 @@ describe('schema upgrade at start-up', () => {
       'PluginLifecycle1763692000000',
       'CreatePluginRechecks1763693000000',
       'CatalogueSearchIndex1763694000000',
+      'CatalogueSearchRuns1763699400000',
     ]) {
       await t.dataSource.query('DELETE FROM migrations WHERE name = ?', [migration]);
     }

@@ -11,13 +11,13 @@ interface Task {
 }
 
 /**
- * The start's work that grows with the data (issue 22: at 100,000 plugins the reconciler alone
- * held the start for 1.5 s): features add it while the app boots, and it runs once the HTTP
- * server listens, so the process listens as soon as Nest is up. Readiness (/health/ready) is
- * down until every task has succeeded, so a balancer sends nothing before; a task that fails
- * is logged and tried again, with a growing pause, until it succeeds or the app stops.
- * Work that should merely begin after the start (and never holds readiness) is added with
- * `afterStart`.
+ * The start's work that grows with the data (issue 22: at 100,000 plugins it held the start
+ * for 1.5 s): features add it while the app boots, and it runs once the HTTP server listens,
+ * so the process listens as soon as Nest is up. Readiness (/health/ready) is down until every
+ * task has succeeded, so a balancer sends nothing before; a task that fails is logged and
+ * tried again, with a growing pause, until it succeeds or the app stops. Only what answers
+ * need belongs here; work that should merely begin after the start (and never holds
+ * readiness) is added with `afterStart`.
  *
  * `begin()` is called by whatever listens: src/main.ts, the bench, the e2e tests' app.
  */

@@ -21,7 +21,7 @@
  * UPDATE) leave it wrong: recountCatalogue() puts it right at every start and every
  * reconciliation pass, and says so in the log.
  */
-import type { RunQuery } from './plugin-search-index';
+import type { RunQuery } from './run-query';
 
 export const CATALOGUE_COUNTS_TABLE = 'catalogue_counts';
 

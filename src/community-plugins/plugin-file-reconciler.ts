@@ -69,8 +69,8 @@ const emptyReconciliation = (claimed: boolean): Reconciliation => ({
 });
 
 /**
- * Brings the plugin directory and the plugin rows back into agreement, once the app listens
- * (a start-up task: readiness waits for it, see StartupWork) and then every
+ * Brings the plugin directory and the plugin rows back into agreement, once the app is ready
+ * (in the background, see StartupWork.afterStart) and then every
  * PLUGIN_RECONCILE_INTERVAL_SECONDS. An upload writes its file before its row commits,
  * so a crash can leave a file that no row names: it is removed once older than
  * PLUGIN_FILE_GRACE_SECONDS (another replica's upload may be between write and commit) and
@@ -78,18 +78,17 @@ const emptyReconciliation = (claimed: boolean): Reconciliation => ({
  * admin decides that): it is logged and marked, so admins see the plugin as broken.
  * Nothing at all is done in a directory that belongs to another database (see
  * PluginDirectoryClaim), and files it kept when adopting a directory are never removed.
- * At start-up the digests of approved files are checked in the background, after the rows
- * and files agree. Each pass logs one summary line and at most MAX_EXAMPLE_LINES single
- * plugins, however many it marked, and puts the catalogue's kept counts right if a writer that
- * bypassed them (an older replica) left them wrong.
+ * Each pass logs one summary line and at most MAX_EXAMPLE_LINES single
+ * plugins, however many it marked, and puts the catalogue's kept counts and search index right
+ * if a writer that bypassed them (an older replica) left them wrong.
  */
 @Injectable()
 export class PluginFileReconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('PluginFiles');
   private timer?: NodeJS.Timeout;
   private running?: Promise<Reconciliation>;
-  /** The start-up digest check, in the background. */
-  private startDigests?: Promise<void>;
+  /** The first pass, begun once the app is ready. */
+  private firstPass?: Promise<unknown>;
   private stopping = false;
 
   constructor(
@@ -103,29 +102,22 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
   ) {}
 
   /**
-   * The upgrade of rows an older replica wrote and the first pass both read every plugin, so
-   * they run once the app listens, before readiness (StartupWork): a balancer sends nothing
-   * until rows and files agree. Hashing every approved file (seconds at 100,000 plugins) is
-   * not waited for: it runs after, in the background, and a reconcile() asked for meanwhile
-   * runs after it.
+   * Readiness waits for the rows (StartupWork): the upgrade of rows older code wrote (after an
+   * upgrade from an old enough release, that can be every plugin), and the catalogue's counts;
+   * each step first checks cheaply whether it has anything to do. The first pass runs after, in
+   * the background (0.6 s at 100,000 plugins, and seconds more for their digests), with the
+   * full check of the lists the search index holds, which only the plugins an older replica
+   * moved can be wrong in. What the pass finds is what any pass finds while the app serves (a
+   * file removed or changed while it was down is marked a moment later; its source, read and
+   * checked at each request, answers 410 or 409 meanwhile).
    */
   onApplicationBootstrap(): void {
-    let first: Reconciliation | undefined;
-    this.startupWork.add('plugin rows and files', async () => {
+    this.startupWork.add('plugin rows', async () => {
       await this.upgrade.run();
-      await this.recountCatalogue();
-      // A pass that fails (a directory that cannot be read) is logged like any other and tried
-      // again at the next one; readiness then reports the directory, not the start.
-      first = await this.logFailure(() => this.pass({ digests: false }));
+      await this.repairCatalogue({ ifUnindexed: true });
     });
     this.startupWork.afterStart(() => {
-      if (first?.claimed) {
-        this.startDigests = this.logFailure(async () => {
-          const result = emptyReconciliation(true);
-          await this.checkDigests(result);
-          this.logPass(result);
-        });
-      }
+      this.firstPass = this.logFailure(() => this.reconcile());
       const interval = this.config.pluginReconcileIntervalSeconds * 1000;
       if (interval > 0 && !this.stopping) {
         this.timer = setInterval(() => void this.logFailure(() => this.reconcile()), interval);
@@ -135,27 +127,25 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
   }
 
   /**
-   * A pass under way finishes before the database closes; a digest check stops at the next
+   * A pass under way finishes before the database closes; its digest check stops at the next
    * file (the next pass does it again).
    */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     clearInterval(this.timer);
-    await this.startDigests;
     await this.running?.catch(() => undefined);
   }
 
-  /** The start-up digest check has ended (it runs in the background, after the start-up pass). */
+  /** The first pass, begun in the background once the app is ready, has ended. */
   async settled(): Promise<void> {
-    await this.startDigests;
+    await this.firstPass;
   }
 
   /** One pass; a pass already running is joined rather than doubled. */
   reconcile(): Promise<Reconciliation> {
     this.running ??= (async () => {
-      await this.startDigests;
-      const result = await this.pass({ digests: true });
-      await this.recountCatalogue();
+      const result = await this.pass();
+      await this.repairCatalogue();
       return result;
     })().finally(() => (this.running = undefined));
     return this.running;
@@ -173,7 +163,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     }
   }
 
-  private async pass({ digests }: { digests: boolean }): Promise<Reconciliation> {
+  private async pass(): Promise<Reconciliation> {
     const result = emptyReconciliation(false);
     let keep: ReadonlySet<string>;
     try {
@@ -236,17 +226,28 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
       }
     }
 
-    if (digests) await this.checkDigests(result);
+    await this.checkDigests(result);
     this.logPass(result);
     return result;
   }
 
-  /** The kept catalogue counts, checked against the rows; a wrong one is put right and logged. */
-  private async recountCatalogue(): Promise<void> {
+  /**
+   * The kept catalogue counts and the search index, checked against the rows; what was wrong is
+   * put right and logged. With `ifUnindexed`, the index only when a plugin has no index rows.
+   */
+  private async repairCatalogue(index: { ifUnindexed?: boolean } = {}): Promise<void> {
     for (const { view, kept, counted } of await this.plugins.recountCatalogue()) {
       this.logger.warn(
         `The count of the ${view} catalogue list was ${kept ?? 'missing'}, the rows say ${counted}: corrected ` +
           '(a writer that does not keep the count, such as a replica on older code, changed the list)',
+      );
+    }
+    const { indexed, relisted } = await this.plugins.repairSearchIndex(index);
+    if (indexed > 0) this.logger.log(`Indexed ${indexed} plugin(s) for search and tags`);
+    if (relisted > 0) {
+      this.logger.warn(
+        `${relisted} plugin(s) were in other catalogue lists than their search index said: corrected ` +
+          '(a writer that does not keep the index, such as a replica on older code, moved them)',
       );
     }
   }

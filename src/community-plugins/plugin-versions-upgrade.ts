@@ -9,7 +9,6 @@ import { PluginsRepository } from './plugins.repository';
  * still on older code) becomes its own first version, as the migration did for the rest, and
  * a version without a digest (from a row older than hashes) gets the digest of its file, which
  * is what an admin approved. A file that is missing keeps a null digest and is never listed.
- * Plugins without search and tag index rows (written by older code) are indexed.
  */
 @Injectable()
 export class PluginVersionsUpgrade {
@@ -31,9 +30,6 @@ export class PluginVersionsUpgrade {
 
   private async runOnce(): Promise<void> {
     await this.versions.createFirstVersions();
-    // Rows an older replica wrote have no search and tag index rows yet (issue 22).
-    const indexed = await this.plugins.indexUnindexed();
-    if (indexed > 0) this.logger.log(`Indexed ${indexed} plugin(s) for search and tags`);
     for (const version of await this.versions.withoutDigest()) {
       const content = await this.storage.read(version.filePath);
       if (content === null) continue;

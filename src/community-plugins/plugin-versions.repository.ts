@@ -114,8 +114,18 @@ export class PluginVersionsRepository {
     return this.versions.existsBy({ filePath });
   }
 
-  /** Plugins without a version become their own first version (the migration's step, again at start-up). */
+  /**
+   * Plugins without a version become their own first version (the migration's step, again at
+   * start-up). Counts say first whether any plugin needs it (every version names an existing
+   * plugin, so as many plugins with a version as plugins means none lacks one): at 100,000
+   * plugins the step's INSERT ... SELECT read and locked every row, 0.3 s on MariaDB.
+   */
   async createFirstVersions(): Promise<void> {
+    const [needed] = (await this.versions.query(
+      'SELECT (SELECT COUNT(1) FROM `user_plugins`) - (SELECT COUNT(DISTINCT `plugin_id`) FROM `plugin_versions`) AS `unversioned`, ' +
+        "(SELECT COUNT(1) FROM `user_plugins` WHERE `status` = 'pending' AND `pending_version` IS NULL) AS `unmarked`",
+    )) as Array<{ unversioned: number | string; unmarked: number | string }>;
+    if (Number(needed.unversioned) <= 0 && Number(needed.unmarked) <= 0) return;
     const runner = this.versions.manager.connection.createQueryRunner();
     try {
       await firstVersions(runner);

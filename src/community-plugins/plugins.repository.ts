@@ -7,18 +7,22 @@ import { RULES_VERSION } from '../plugin-validator';
 import { retryOnDeadlock } from '../database/deadlock';
 import { identityKey } from '../users/identity-key';
 import { IN_NO_LIST, keptCount, membershipOf, moveBetweenLists, recountLists } from './catalogue-counts';
-import type { CatalogueView, KeptCount, Recount } from './catalogue-counts';
+import type { CatalogueView, KeptCount, Membership, Recount } from './catalogue-counts';
 import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
 import {
-  gramCounts,
   indexPlugins,
-  indexUnindexed,
-  probedGrams,
+  listCode,
   reindexPlugin,
-  searchPlan,
-  unindexPlugin,
+  relistPlugins,
+  repairIndex,
+  RUNS_IN_VIEW,
+  RUNS_NEWEST_FIRST,
+  searchMatches,
+  someUnindexed,
+  unindexPlugins,
 } from './plugin-search-index';
-import type { RunQuery } from './plugin-search-index';
+import type { IndexedPlugin, IndexRepair } from './plugin-search-index';
+import type { RunQuery } from './run-query';
 import { UserPlugin } from './user-plugin.entity';
 
 /** The columns the admin view (the widest one) shows: never file_path. */
@@ -51,10 +55,41 @@ const INDEXED_FIELDS = ['name', 'description', 'author', 'tags'] as const satisf
   keyof UserPlugin
 >;
 
+/**
+ * A plugin's move between the catalogue's lists, in the transaction that writes its row: the
+ * kept counts, and the lists its runs carry (set even when the move is none, which puts right
+ * runs a writer that bypassed the index left behind).
+ */
+async function moveLists(run: RunQuery, id: number, before: Membership, after: Membership): Promise<void> {
+  await moveBetweenLists(run, before, after);
+  await relistPlugins(run, [id], listCode(after));
+}
+
 const runner =
   (manager: EntityManager): RunQuery =>
   (sql, params) =>
     manager.query(sql, params) as Promise<unknown>;
+
+/** What the search index holds of a plugin. */
+const indexedOf = (plugin: UserPlugin): IndexedPlugin => ({
+  id: plugin.id,
+  name: plugin.name,
+  description: plugin.description,
+  author: plugin.author,
+  tags: plugin.tags,
+  list: listCode(membershipOf(plugin)),
+  createdMs: plugin.createdAt.getTime(),
+});
+
+/** Where a page's matching ids come from: user_plugins, or the search index's runs. */
+interface Matches {
+  from: string;
+  where: string;
+  params: unknown[];
+  /** The plugin id and the sort, in the terms of `from`. */
+  id: string;
+  order: string;
+}
 
 /** Column types both drivers hand over as JavaScript strings and numbers already. */
 const PLAIN_COLUMN_TYPES = new Set(['varchar', 'text', 'int']);
@@ -175,10 +210,25 @@ export class PluginsRepository {
       params.push(filter.type);
     }
     if (filter.q) {
-      const search = await this.searchCondition(filter.q);
-      if (search === null) return { total: 0, plugins: [] };
-      conditions.push(search.sql);
-      params.push(...search.params);
+      const matches = await searchMatches(this.run, filter.q);
+      if (matches === null) return { total: 0, plugins: [] };
+      // Newest first in an unfiltered list but for q=: counted and paged from the runs alone.
+      const view = filter.sort === 'newest' ? unfilteredList({ ...filter, q: undefined }) : null;
+      if (view) {
+        return this.narrowedPage(
+          {
+            ...matches,
+            where: `${matches.where} AND ${RUNS_IN_VIEW[view]}`,
+            id: 'r.`plugin_id`',
+            order: RUNS_NEWEST_FIRST,
+          },
+          filter,
+          filter.sort,
+        );
+      }
+      // One subquery that does not refer to the outer row: run once, not once per plugin.
+      conditions.push(`\`id\` IN (SELECT r.\`plugin_id\` FROM ${matches.from} WHERE ${matches.where})`);
+      params.push(...matches.params);
     }
     if (filter.minRating !== undefined && filter.minRating > 0) {
       // The shown mean is rounded half up to tenths: it is at least m exactly when the mean is at
@@ -191,7 +241,10 @@ export class PluginsRepository {
       params.push(filter.tag);
     }
     const where = conditions.join(' AND ');
-    if (narrowed) return this.narrowedPage(where, params, filter, filter.sort);
+    if (narrowed) {
+      const matches = { from: '`user_plugins`', where, params, id: '`id`', order: orderBy(filter.sort) };
+      return this.narrowedPage(matches, filter, filter.sort);
+    }
     const view = unfilteredList(filter);
     if (view) {
       const kept = await keptCount(this.run, view);
@@ -207,21 +260,20 @@ export class PluginsRepository {
    * page's rows are read by id. Only a page past the end needs the count on its own.
    */
   private async narrowedPage(
-    where: string,
-    params: unknown[],
+    matches: Matches,
     { limit, offset }: { limit: number; offset: number },
     sort: CatalogueSort,
   ): Promise<{ total: number; plugins: UserPlugin[] }> {
     const found = (await this.plugins.query(
-      `SELECT \`id\`, COUNT(1) OVER () AS \`cnt\` FROM \`user_plugins\` WHERE ${where} ` +
-        `ORDER BY ${orderBy(sort)} LIMIT ? OFFSET ?`,
-      [...params, limit, offset],
+      `SELECT ${matches.id} AS \`id\`, COUNT(1) OVER () AS \`cnt\` FROM ${matches.from} WHERE ${matches.where} ` +
+        `ORDER BY ${matches.order} LIMIT ? OFFSET ?`,
+      [...matches.params, limit, offset],
     )) as Array<{ id: number | string; cnt: number | string }>;
     if (found.length === 0) {
       if (offset === 0) return { total: 0, plugins: [] };
       const [counted] = (await this.plugins.query(
-        `SELECT COUNT(1) AS \`cnt\` FROM \`user_plugins\` WHERE ${where}`,
-        params,
+        `SELECT COUNT(1) AS \`cnt\` FROM ${matches.from} WHERE ${matches.where}`,
+        matches.params,
       )) as Array<{ cnt: number | string }>;
       return { total: Number(counted?.cnt ?? 0), plugins: [] };
     }
@@ -231,35 +283,6 @@ export class PluginsRepository {
       found.map((row) => row.id),
     )) as Array<Record<string, unknown>>;
     return { total: Number(found[0].cnt), plugins: rows.map((row) => this.fromRow(row)) };
-  }
-
-  /**
-   * `q` through the search index (plugin-search-index.ts): null when no plugin can match. Up to
-   * three characters, the gram range is the answer; longer, the plugins with the query's rarest
-   * trigram (a probe of a few bounded index ranges finds it) are checked for the text itself.
-   */
-  private async searchCondition(q: string): Promise<{ sql: string; params: unknown[] } | null> {
-    const plan = searchPlan(q);
-    if (plan.kind === 'range') {
-      return {
-        sql: '`id` IN (SELECT g.`plugin_id` FROM `plugin_grams` g WHERE g.`gram` >= ? AND g.`gram` < ?)',
-        params: [plan.from, plan.to],
-      };
-    }
-    const counts = await gramCounts(
-      (sql, params) => this.plugins.query(sql, params),
-      probedGrams(plan.grams),
-    );
-    const [rarest, fewest] = [...counts.entries()].sort((a, b) => a[1] - b[1])[0];
-    if (fewest === 0) return null;
-    // One subquery that does not refer to the outer row: run once, not once per plugin.
-    return {
-      sql:
-        '`id` IN (SELECT s.`plugin_id` FROM `plugin_search` s WHERE s.`plugin_id` IN ' +
-        '(SELECT g.`plugin_id` FROM `plugin_grams` g WHERE g.`gram` = ?) AND ' +
-        '(INSTR(s.`name`, ?) > 0 OR INSTR(s.`description`, ?) > 0 OR INSTR(s.`author`, ?) > 0))',
-      params: [rarest, plan.text, plan.text, plan.text],
-    };
   }
 
   /**
@@ -479,7 +502,7 @@ export class PluginsRepository {
     const result = await manager.insert(UserPlugin, { ...plugin });
     plugin.id = Number((result.identifiers[0] as { id: number | string }).id);
     // Its search and tag index rows, and the catalogue's counts, in the same transaction.
-    await indexPlugins(runner(manager), [plugin]);
+    await indexPlugins(runner(manager), [indexedOf(plugin)]);
     await moveBetweenLists(runner(manager), IN_NO_LIST, membershipOf(plugin));
   }
 
@@ -495,7 +518,7 @@ export class PluginsRepository {
   /**
    * A change to an indexed field (none of today's writes makes one) re-indexes the plugin; a
    * change of status or of the altered mark moves it between the catalogue's lists, whose
-   * counts change in the same transaction.
+   * counts and the plugin's runs change in the same transaction.
    */
   async update(manager: EntityManager, id: number, values: Partial<UserPlugin>): Promise<void> {
     const moves = values.status !== undefined || values.fileAlteredAt !== undefined;
@@ -506,18 +529,18 @@ export class PluginsRepository {
         status: values.status ?? before.status,
         fileAlteredAt: values.fileAlteredAt !== undefined ? values.fileAlteredAt : before.fileAlteredAt,
       };
-      await moveBetweenLists(runner(manager), membershipOf(before), membershipOf(after));
+      await moveLists(runner(manager), id, membershipOf(before), membershipOf(after));
     }
     if (INDEXED_FIELDS.some((field) => values[field] !== undefined)) {
       const plugin = await manager.findOneBy(UserPlugin, { id });
-      if (plugin) await reindexPlugin(runner(manager), plugin);
+      if (plugin) await reindexPlugin(runner(manager), indexedOf(plugin));
     }
   }
 
   /** Its versions, approvals and ratings go with it (foreign keys); its audit entries stay. */
   async delete(manager: EntityManager, id: number): Promise<void> {
     const before = await this.lockedListState(manager, id);
-    await unindexPlugin(runner(manager), id);
+    await unindexPlugins(runner(manager), [id]);
     const deleted = await manager.delete(UserPlugin, { id });
     if (before && deleted.affected) await moveBetweenLists(runner(manager), membershipOf(before), IN_NO_LIST);
   }
@@ -548,12 +571,17 @@ export class PluginsRepository {
   }
 
   /**
-   * Indexes the plugins that have no index rows (written by a replica on older code), a batch
-   * per transaction; how many. Run at start-up; the migration indexed the rest.
+   * Puts the search index right where older code left it wrong (plugin-search-index.ts,
+   * repairIndex), each window's fixes a transaction of its own, run again when it loses to a
+   * concurrent write; what it did. With `ifUnindexed`, only when counts show a plugin without
+   * index rows: the lists are then left to the next full run.
    */
-  indexUnindexed(): Promise<number> {
+  async repairSearchIndex({ ifUnindexed = false } = {}): Promise<IndexRepair> {
     const manager = this.plugins.manager;
-    return indexUnindexed(runner(manager), (work) => manager.transaction((inner) => work(runner(inner))));
+    if (ifUnindexed && !(await someUnindexed(this.run))) return { indexed: 0, relisted: 0 };
+    return repairIndex(runner(manager), (work) =>
+      retryOnDeadlock(() => manager.transaction((inner) => work(runner(inner)))),
+    );
   }
 
   /** What the manifest lists: approved, with a digest, and a file that is there and unaltered. */
@@ -634,7 +662,7 @@ export class PluginsRepository {
         const state = await this.lockedListState(inner, id);
         if (state) {
           const before = membershipOf({ status: state.status, fileAlteredAt: at === null ? 'marked' : null });
-          await moveBetweenLists(runner(inner), before, membershipOf(state));
+          await moveLists(runner(inner), id, before, membershipOf(state));
         }
         return true;
       }),

@@ -10,6 +10,7 @@ import { configureApp } from '../../src/bootstrap';
 import { createHttpAdapter } from '../../src/http/http-adapter';
 import { Clock } from '../../src/common/clock';
 import { StartupWork } from '../../src/common/startup-work';
+import { PluginFileReconciler } from '../../src/community-plugins/plugin-file-reconciler';
 import { loadConfig } from '../../src/config/app-config';
 import { Outbox } from '../../src/outbox/outbox.service';
 import type { AppConfig } from '../../src/config/app-config';
@@ -85,8 +86,10 @@ export async function bootApp(options: {
   checkAnswersAgainstOpenApi(app);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
-  // What src/main.ts begins once it listens; the tests start from a finished start, as before.
+  // What src/main.ts begins once it listens, and the file pass that follows it in the
+  // background: the tests start from a finished start.
   await app.get(StartupWork).begin();
+  await app.get(PluginFileReconciler).settled();
   return {
     app,
     config,
