@@ -14,6 +14,12 @@ import { repairIndex } from '../src/community-plugins/plugin-search-index';
  */
 export class CatalogueSearchRuns1763699400000 implements MigrationInterface {
   name = 'CatalogueSearchRuns1763699400000';
+  /**
+   * About 100 runs per plugin: the fill commits 2,000 plugins at a time rather than millions of
+   * rows in one transaction (one Galera write set). A fill cut short is resumed by the next run
+   * (every step is idempotent, and plugins already indexed are skipped).
+   */
+  transaction = false;
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const mysql = queryRunner.connection.options.type === 'mysql';
@@ -48,7 +54,18 @@ export class CatalogueSearchRuns1763699400000 implements MigrationInterface {
     const plugins = await queryRunner.getTable('user_plugins');
     const indexed = ['name', 'description', 'author', 'tags', 'status', 'file_altered_at', 'created_at'];
     if (plugins && indexed.every((column) => plugins.findColumnByName(column))) {
-      await repairIndex((sql, params) => queryRunner.query(sql, params) as Promise<unknown>);
+      const run = (sql: string, params?: unknown[]) => queryRunner.query(sql, params) as Promise<unknown>;
+      await repairIndex(run, async (work) => {
+        await queryRunner.startTransaction();
+        try {
+          const done = await work(run);
+          await queryRunner.commitTransaction();
+          return done;
+        } catch (error) {
+          await queryRunner.rollbackTransaction();
+          throw error;
+        }
+      });
     }
   }
 

@@ -81,6 +81,10 @@ export function epochMs(value: unknown): number {
   return ms;
 }
 
+/** The run (hex) of up to RUN_LENGTH characters that starts at `index`. */
+const runAt = (characters: readonly string[], index: number): string =>
+  hex(characters.slice(index, index + RUN_LENGTH).join(''));
+
 const sharedDigits = (before: string, run: string): number => {
   let digits = 0;
   while (digits < before.length && before[digits] === run[digits]) digits++;
@@ -92,9 +96,7 @@ export function pluginRuns(fields: readonly string[]): Array<{ run: string; shar
   const runs = new Set<string>();
   for (const field of fields) {
     const characters = Array.from(fold(field));
-    for (let index = 0; index < characters.length; index++) {
-      runs.add(hex(characters.slice(index, index + RUN_LENGTH).join('')));
-    }
+    for (let index = 0; index < characters.length; index++) runs.add(runAt(characters, index));
   }
   // Hex is ASCII: this order is the databases' bytewise one.
   const sorted = [...runs].sort();
@@ -120,9 +122,7 @@ export function searchPlan(q: string): SearchPlan {
     return { kind: 'prefix', from, to: `${from}g`, digits: from.length };
   }
   const windows = new Set<string>();
-  for (let index = 0; index + RUN_LENGTH <= characters.length; index++) {
-    windows.add(hex(characters.slice(index, index + RUN_LENGTH).join('')));
-  }
+  for (let index = 0; index + RUN_LENGTH <= characters.length; index++) windows.add(runAt(characters, index));
   return { kind: 'windows', windows: [...windows], text };
 }
 
