@@ -1,11 +1,12 @@
 import { Logger } from '@nestjs/common';
 import { execFile } from 'node:child_process';
-import { createHash, createPublicKey, verify } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { canonicalJson } from '../src/common/canonical-json';
 import { PluginFileReconciler } from '../src/community-plugins/plugin-file-reconciler';
+import { PluginManifestService } from '../src/community-plugins/plugin-manifest.service';
 import { fail } from './helpers/envelopes';
 import {
   benignPlugin,
@@ -18,7 +19,7 @@ import {
   validFields,
 } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
-import { createTestApp, TestApp, TEST_JWT_SECRET } from './helpers/test-app';
+import { bootApp, createTestApp, TestApp, TEST_JWT_SECRET } from './helpers/test-app';
 
 type Row = Record<string, unknown>;
 const ROOT = join(__dirname, '..');
@@ -121,6 +122,53 @@ describe('plugin lifecycle', () => {
   afterAll(async () => {
     await t.close();
     await smtp.stop();
+  });
+
+  describe('the manifest key at start', () => {
+    const keyChanges = async () =>
+      (await t.dataSource.query(
+        "SELECT details FROM audit_log WHERE action = 'manifest_key_change' ORDER BY seq",
+      )) as Array<{ details: string }>;
+    const startWith = (key: string) =>
+      bootApp({
+        databaseUrl: databaseUrlOf(t),
+        dataDir: dirname(t.config.communityPluginDir),
+        env: { PLUGIN_MANIFEST_KEY: key },
+      });
+
+    it('a start with the recorded key records nothing and does not wait for the audit chain; another key is recorded once, naming the one before', async () => {
+      const before = await keyChanges();
+      expect(before.length).toBeGreaterThanOrEqual(1);
+      // Another writer holds the chain's row lock for the whole start, as replicas appending
+      // under load do (MySQL: SQLite has one writer, and the start's own writes would wait).
+      const holder = t.dataSource.createQueryRunner();
+      const mysql = t.config.database.type === 'mysql';
+      if (mysql) {
+        await holder.startTransaction();
+        await holder.query('UPDATE audit_chain SET id = id WHERE id = 1');
+      }
+      try {
+        const same = await startWith(t.config.pluginManifestKey);
+        await same.close();
+      } finally {
+        if (mysql) await holder.rollbackTransaction();
+        await holder.release();
+      }
+      expect(await keyChanges()).toEqual(before);
+
+      const previous = (JSON.parse(before[before.length - 1].details) as { fingerprint: string }).fingerprint;
+      const newKey = generateKeyPairSync('ed25519')
+        .privateKey.export({ type: 'pkcs8', format: 'pem' })
+        .toString();
+      const rotated = await startWith(newKey);
+      const fingerprint = rotated.app.get(PluginManifestService).fingerprint;
+      await rotated.close();
+      await (await startWith(newKey)).close();
+      const after = await keyChanges();
+      expect(after).toHaveLength(before.length + 1);
+      expect(JSON.parse(after[after.length - 1].details)).toEqual({ fingerprint, previous });
+      expect(fingerprint).not.toBe(previous);
+    });
   });
 
   describe('versions and updates', () => {

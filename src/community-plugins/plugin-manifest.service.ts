@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { createHash, createPrivateKey, createPublicKey, KeyObject, sign } from 'node:crypto';
 import { AuditLog } from '../audit/audit-log.service';
 import { canonicalJson } from '../common/canonical-json';
@@ -39,12 +40,12 @@ export class PluginManifestService implements OnApplicationBootstrap {
 
   /** A key other than the last one recorded is a change of power: it is recorded, once, whichever replica starts first. */
   async onApplicationBootstrap(): Promise<void> {
+    // Read first without the chain's lock: the key rarely changes, and a start that locks the
+    // chain's hot row while other replicas append to it loses every try to them on Galera.
+    if ((await this.recordedFingerprint(this.transactions.manager)) === this.fingerprint) return;
     await this.transactions.run(async (manager) => {
       await this.audit.lockChain(manager);
-      const last = await this.audit.latest(manager, 'manifest_key_change');
-      const previous = last
-        ? ((JSON.parse(last.details) as { fingerprint?: string }).fingerprint ?? null)
-        : null;
+      const previous = await this.recordedFingerprint(manager);
       if (previous === this.fingerprint) return;
       await this.audit.append(manager, {
         actor: 'system',
@@ -56,6 +57,11 @@ export class PluginManifestService implements OnApplicationBootstrap {
         `Plugin manifest signed with key ${this.fingerprint}${previous ? ` (was ${previous})` : ''}`,
       );
     });
+  }
+
+  private async recordedFingerprint(manager: EntityManager): Promise<string | null> {
+    const last = await this.audit.latest(manager, 'manifest_key_change');
+    return last ? ((JSON.parse(last.details) as { fingerprint?: string }).fingerprint ?? null) : null;
   }
 
   async manifest(): Promise<PluginManifest> {
