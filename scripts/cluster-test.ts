@@ -27,6 +27,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { activationMail, otpMail } from '../src/account/mail-templates';
 import { CLAIM_MARKER } from '../src/community-plugins/plugin-directory-claim';
 import { SmtpSink } from '../test/helpers/smtp-sink';
 import { RunningApp, startApp } from './lib/app-process';
@@ -37,7 +38,16 @@ import { Balancer } from './lib/haproxy';
 import { HttpClient, HttpResult, Multipart } from './lib/http-client';
 import { histogram, ms, percentile } from './lib/stats';
 import { printWriteReport, verifyWrites } from './lib/write-check';
-import { benignPlugin, LoadUser, newRunId, OperationKind, Outcome, PASSWORD, Workload } from './lib/workload';
+import {
+  benignPlugin,
+  LoadUser,
+  MailWatch,
+  newRunId,
+  OperationKind,
+  Outcome,
+  signUp as signUpThroughMail,
+  Workload,
+} from './lib/workload';
 
 const DATABASE = 'svc_cluster';
 const LOAD_MS = intFromEnv('CLUSTER_LOAD_MS', 60_000, 10_000, 600_000);
@@ -175,68 +185,37 @@ runScript(async () => {
 
   // ----- accounts, through the balancer -----
   const runId = newRunId();
-  const activationKey = async (email: string, count: number) => {
-    const mails = await smtp.waitFor(email, count, 20_000);
-    const key = /email-verify\/([0-9a-f-]{36})/.exec(mails[count - 1].text)?.[1];
-    if (!key) throw new Error(`no activation link mailed to ${email}`);
-    return key;
-  };
-  /** The OTP of the `count`-th OTP mail to `email`, once it has arrived. */
-  const mailedOtp = async (email: string, count: number) => {
-    const otpMails = () =>
-      smtp.received.filter((m) => m.to.includes(email) && m.subject === 'OTP for Password Change');
-    await smtp.until(
-      () => otpMails().length >= count,
-      () => `${otpMails().length} of ${count} OTP mail(s) to ${email} arrived`,
-      20_000,
-    );
-    const otp = /\b(\d{6})\b/.exec(otpMails()[count - 1].text)?.[1];
-    if (!otp) throw new Error(`no OTP in the mail to ${email}`);
-    return otp;
+  /** Sign-up's MailWatch over the SMTP sink: the next mail of its kind to the address. */
+  const watchMail: MailWatch = (kind, email) => {
+    const pattern = kind === 'activation' ? /email-verify\/([0-9a-f-]{36})/ : /\b(\d{6})\b/;
+    const subject = (kind === 'activation' ? activationMail : otpMail)(email, '').subject;
+    const mails = () => smtp.received.filter((m) => m.to.includes(email) && m.subject === subject);
+    const count = mails().length + 1;
+    return async () => {
+      await smtp.until(
+        () => mails().length >= count,
+        () => `${mails().length} of ${count} ${kind} mail(s) to ${email} arrived`,
+        20_000,
+      );
+      const code = pattern.exec(mails()[count - 1].text)?.[1];
+      if (!code) throw new Error(`no ${kind} code in the mail to ${email}`);
+      return code;
+    };
   };
   const expectMessage = (step: string, result: HttpResult, message: string) => {
     if (result.status !== 200 || messageOf(result) !== message)
       throw new Error(`${step}: ${result.status} ${JSON.stringify(result.body) ?? result.error}`);
   };
-  const login = async (username: string, password: string): Promise<string> => {
-    const result = await client.post('/api/v1/login/', { body: { emailOrUsername: username, password } });
-    const token = (result.body as { message?: { 'jwt-token'?: unknown } } | null)?.message?.['jwt-token'];
-    if (typeof token !== 'string')
-      throw new Error(`login ${username}: ${result.status} ${JSON.stringify(result.body)}`);
-    return token;
-  };
-  /** Registered, activated by the mailed link, the password set by OTP (confirmation keeps none). */
-  const signUp = async (username: string, email = `${username}@example.com`): Promise<LoadUser> => {
-    expectMessage(
-      `register ${username}`,
-      await client.post('/api/v1/register/', {
-        body: { username, email, password: PASSWORD, confirm_password: PASSWORD },
-      }),
-      'User created successfully',
-    );
-    expectMessage(
-      'generate/confirm_email',
-      await client.post('/api/v1/generate/confirm_email/', { body: { email } }),
-      'Email send successful',
-    );
-    expectMessage(
-      'verify/confirm_email',
-      await client.get(`/api/v1/verify/confirm_email/${await activationKey(email, 1)}`),
-      'Email Verified',
-    );
+  const signUp = (username: string, email?: string) => signUpThroughMail(client, watchMail, username, email);
+  /** A second OTP mailed to a signed-up user, for the races. */
+  const freshOtp = async (email: string) => {
+    const otp = watchMail('otp', email);
     expectMessage(
       'generate/otp',
       await client.post('/api/v1/generate/otp/', { body: { emailOrUsername: email } }),
       'Otp Send Successful',
     );
-    expectMessage(
-      'new-password',
-      await client.post('/api/v1/new-password/', {
-        body: { emailOrUsername: email, otp: await mailedOtp(email, 1), password: PASSWORD },
-      }),
-      'Password Change Successful',
-    );
-    return { username, email, password: PASSWORD, token: await login(username, PASSWORD) };
+    return otp();
   };
 
   const statuses: number[] = [];
@@ -295,12 +274,7 @@ runScript(async () => {
     answers.every((answer) => answer.status !== 500 && answer.status !== 0);
   {
     const user = await signUp(`lt${runId}u1`);
-    expectMessage(
-      'generate/otp',
-      await client.post('/api/v1/generate/otp/', { body: { emailOrUsername: user.email } }),
-      'Otp Send Successful',
-    );
-    const otp = await mailedOtp(user.email, 2);
+    const otp = await freshOtp(user.email);
     const wrong = (i: number) => String((Number(otp) + i) % 1_000_000).padStart(6, '0');
     const guesses = Array.from({ length: 49 }, (_, i) => wrong(i + 1)).concat(otp);
     const answers = await Promise.all(
@@ -323,12 +297,7 @@ runScript(async () => {
   }
   {
     const user = await signUp(`lt${runId}u2`);
-    expectMessage(
-      'generate/otp',
-      await client.post('/api/v1/generate/otp/', { body: { emailOrUsername: user.email } }),
-      'Otp Send Successful',
-    );
-    const otp = await mailedOtp(user.email, 2);
+    const otp = await freshOtp(user.email);
     const answers = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
         client.post('/api/v1/new-password/', {

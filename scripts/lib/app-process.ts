@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { registerCleanup, sleep, withTimeout } from './cleanup';
 import { HttpClient } from './http-client';
+import type { MailWatch } from './workload';
 
 /** The project root: scripts run from their sources (scripts/lib/ here) under tsx. */
 export const PROJECT_ROOT = resolve(__dirname, '..', '..');
@@ -68,23 +69,12 @@ export class MailBox {
     if (this.buffer.length > 1_000_000) this.buffer = this.buffer.slice(-100_000);
   }
 
-  /** The activation key mailed to `email` after `previous` (the key seen before asking, if any). */
-  activationKey(email: string, previous: string | undefined, timeoutMs = 10_000): Promise<string> {
-    return this.next(`activation:${email.toLowerCase()}`, previous, timeoutMs);
-  }
-
-  lastKey(email: string): string | undefined {
-    return this.codes.get(`activation:${email.toLowerCase()}`);
-  }
-
-  /** The OTP mailed to `email` after `previous` (the OTP seen before asking, if any). */
-  otp(email: string, previous: string | undefined, timeoutMs = 10_000): Promise<string> {
-    return this.next(`otp:${email.toLowerCase()}`, previous, timeoutMs);
-  }
-
-  lastOtp(email: string): string | undefined {
-    return this.codes.get(`otp:${email.toLowerCase()}`);
-  }
+  /** The workload's MailWatch over the printed mail: a code seen before the call is not taken. */
+  readonly watch: MailWatch = (kind, email) => {
+    const slot = `${kind}:${email.toLowerCase()}`;
+    const previous = this.codes.get(slot);
+    return () => this.next(slot, previous, 10_000);
+  };
 
   private found(slot: string, code: string): void {
     this.codes.set(slot, code);
@@ -141,8 +131,10 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     // bcrypt's cost is not what these scripts test; at the default (12) logins would be all they measure.
     BCRYPT_COST: '4',
     RATE_LIMIT: 'off',
-    // The load runs upload many plugins per user; the cap is not what is tested.
+    // The load runs upload many plugins and open many sessions per user, more the faster the
+    // machine; the caps are not what is tested.
     PLUGIN_MAX_PENDING_PER_USER: '1000000',
+    MAX_SESSIONS_PER_USER: '1000000',
     LOG_LEVEL: options.logLevel ?? 'silent',
     COMMUNITY_PLUGIN_DIR: options.pluginDir,
     SERVER_ADDR: '127.0.0.1',

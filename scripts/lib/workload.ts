@@ -184,9 +184,72 @@ export function benignPlugin(tag: string): Buffer {
 }
 
 /**
- * Registered, activated through the link the app prints (no SMTP_HOST), its password set by
- * the printed OTP, logged in: the same path a person takes, so the accounts are ordinary ones.
+ * How a sign-up reads its mail: called before the request that sends a mail of `kind` to
+ * `email`, it returns the wait for that mail's code (the activation key, or the OTP).
  */
+export type MailWatch = (kind: 'activation' | 'otp', email: string) => () => Promise<string>;
+
+/**
+ * Registered, activated through the mailed link, its password set by the mailed OTP (a
+ * confirmation keeps no password: anyone could have registered the address), logged in: the
+ * path a person takes, so the account is an ordinary one.
+ */
+export async function signUp(
+  client: HttpClient,
+  watch: MailWatch,
+  username: string,
+  email = `${username}@example.com`,
+): Promise<LoadUser> {
+  const expect = (step: string, result: HttpResult, message: string) => {
+    const body = result.body as { message?: unknown } | null;
+    if (result.status !== 200 || body?.message !== message) {
+      throw new Error(
+        `${step} for ${username}: ${result.status} ${JSON.stringify(result.body) ?? result.error}`,
+      );
+    }
+  };
+  expect(
+    'register',
+    await client.post('/api/v1/register/', {
+      body: { username, email, password: PASSWORD, confirm_password: PASSWORD },
+    }),
+    'User created successfully',
+  );
+  const activation = watch('activation', email);
+  expect(
+    'generate/confirm_email',
+    await client.post('/api/v1/generate/confirm_email/', { body: { email } }),
+    'Email send successful',
+  );
+  expect(
+    'verify/confirm_email',
+    await client.get(`/api/v1/verify/confirm_email/${await activation()}`),
+    'Email Verified',
+  );
+  const otp = watch('otp', email);
+  expect(
+    'generate/otp',
+    await client.post('/api/v1/generate/otp/', { body: { emailOrUsername: email } }),
+    'Otp Send Successful',
+  );
+  expect(
+    'new-password',
+    await client.post('/api/v1/new-password/', {
+      body: { emailOrUsername: email, otp: await otp(), password: PASSWORD },
+    }),
+    'Password Change Successful',
+  );
+  const login = await client.post('/api/v1/login/', {
+    body: { emailOrUsername: username, password: PASSWORD },
+  });
+  const token = (login.body as { message?: { 'jwt-token'?: unknown } } | null)?.message?.['jwt-token'];
+  if (login.status !== 200 || typeof token !== 'string') {
+    throw new Error(`login for ${username}: ${login.status} ${JSON.stringify(login.body)}`);
+  }
+  return { username, email, password: PASSWORD, token };
+}
+
+/** `count` users signed up through `app`, reading the mail it prints, `concurrency` at a time. */
 export async function provisionUsers(
   app: RunningApp,
   runId: string,
@@ -195,59 +258,7 @@ export async function provisionUsers(
 ): Promise<LoadUser[]> {
   const users: LoadUser[] = [];
   let next = 0;
-  const one = async (index: number): Promise<LoadUser> => {
-    const username = `lt${runId}u${index}`;
-    const email = `${username}@example.com`;
-    const expect = (step: string, result: HttpResult, message: string) => {
-      const body = result.body as { status?: string; message?: unknown } | null;
-      if (result.status !== 200 || body?.message !== message) {
-        throw new Error(
-          `${step} for ${username}: ${result.status} ${JSON.stringify(result.body) ?? result.error}`,
-        );
-      }
-    };
-    expect(
-      'register',
-      await app.client.post('/api/v1/register/', {
-        body: { username, email, password: PASSWORD, confirm_password: PASSWORD },
-      }),
-      'User created successfully',
-    );
-    const previous = app.mail.lastKey(email);
-    expect(
-      'generate/confirm_email',
-      await app.client.post('/api/v1/generate/confirm_email/', { body: { email } }),
-      'Email send successful',
-    );
-    const key = await app.mail.activationKey(email, previous);
-    expect(
-      'verify/confirm_email',
-      await app.client.get(`/api/v1/verify/confirm_email/${key}`),
-      'Email Verified',
-    );
-    // Confirmation keeps no password (anyone could have registered the address): set it by OTP.
-    const previousOtp = app.mail.lastOtp(email);
-    expect(
-      'generate/otp',
-      await app.client.post('/api/v1/generate/otp/', { body: { emailOrUsername: email } }),
-      'Otp Send Successful',
-    );
-    expect(
-      'new-password',
-      await app.client.post('/api/v1/new-password/', {
-        body: { emailOrUsername: email, otp: await app.mail.otp(email, previousOtp), password: PASSWORD },
-      }),
-      'Password Change Successful',
-    );
-    const login = await app.client.post('/api/v1/login/', {
-      body: { emailOrUsername: username, password: PASSWORD },
-    });
-    const token = (login.body as { message?: { 'jwt-token'?: unknown } } | null)?.message?.['jwt-token'];
-    if (login.status !== 200 || typeof token !== 'string') {
-      throw new Error(`login for ${username}: ${login.status} ${JSON.stringify(login.body)}`);
-    }
-    return { username, email, password: PASSWORD, token };
-  };
+  const one = (index: number) => signUp(app.client, app.mail.watch, `lt${runId}u${index}`);
   await Promise.all(
     Array.from({ length: Math.min(concurrency, count) }, async () => {
       while (next < count) {
