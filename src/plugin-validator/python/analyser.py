@@ -185,6 +185,117 @@ def byte_position(body, offset):
     return len(breaks) + 1, offset - start
 
 
+# Letters of other scripts (and Latin's own) drawn like ASCII letters: a name made of them and
+# ASCII reads as an ASCII name it is not. The Cyrillic and Greek look-alikes of Unicode's
+# confusables list, and Latin's dotless i, script a and script g.
+LOOKALIKES = str.maketrans({
+    'а': 'a', 'в': 'b', 'с': 'c', 'ԁ': 'd', 'е': 'e', 'һ': 'h', 'і': 'i', 'ј': 'j', 'к': 'k', 'ӏ': 'l',
+    'м': 'm', 'н': 'h', 'о': 'o', 'р': 'p', 'ԛ': 'q', 'г': 'r', 'ѕ': 's', 'т': 't', 'ц': 'u', 'ѵ': 'v',
+    'ԝ': 'w', 'х': 'x', 'у': 'y', 'А': 'A', 'В': 'B', 'С': 'C', 'Е': 'E', 'Н': 'H', 'І': 'I', 'Ј': 'J',
+    'К': 'K', 'М': 'M', 'О': 'O', 'Р': 'P', 'Ѕ': 'S', 'Т': 'T', 'Х': 'X', 'У': 'Y', 'Ԝ': 'W',
+    'α': 'a', 'β': 'b', 'ε': 'e', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u',
+    'χ': 'x', 'γ': 'y', 'Α': 'A', 'Β': 'B', 'Ε': 'E', 'Ζ': 'Z', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M',
+    'Ν': 'N', 'Ο': 'O', 'Ρ': 'P', 'Τ': 'T', 'Υ': 'Y', 'Χ': 'X', 'ı': 'i', 'ɑ': 'a', 'ɡ': 'g',
+})
+# Characters CPython takes in identifiers that draw nothing: `data` and `data` + U+034F are two names.
+INVISIBLE_IN_NAMES = re.compile('[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0'
+                                '\U000e0100-\U000e01ef]')
+# Scripts that one language writes together (Japanese: kanji and kana; Korean: hanja and hangul).
+SCRIPT_GROUPS = {'CJK': 'CJK', 'HIRAGANA': 'CJK', 'KATAKANA': 'CJK', 'HANGUL': 'CJK'}
+# What the identifier scan stops at: a comment's start, and a non-ASCII character's lead byte.
+CODE_MARK = re.compile(rb'#|[\xc0-\xff]')
+
+
+def check_identifiers(tree, raw, findings):
+    """A name a reviewer reads must be the name Python runs. CPython reads identifiers through
+    NFKC (`ｅｖａｌ` is `eval`, `ﬁle` is `file`), and letters of other scripts look like Latin
+    ones (a Cyrillic `а` makes `dаta` another name than `data`). Refused: a name NFKC changes, a
+    name mixing scripts, a name that looks like an ASCII name or like another name of the
+    program. Names in one script (`étiquette`, `λ`, `検出`) and any text in strings and comments
+    are accepted. What is code is told from CPython's own tree (the spans of its string
+    literals, and within f-strings those of the replacement fields' expressions), not by a
+    second tokenizer."""
+    body = raw[3:] if raw.startswith(b'\xef\xbb\xbf') else raw
+    if body.isascii():
+        return
+    lines = re.split(rb'\r\n|\r|\n', body)
+    spans = []  # (start, end, is_code), positions as (line, byte column), as ast gives them
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            spans.append(((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset), False))
+        elif isinstance(node, ast.FormattedValue):
+            value = node.value
+            spans.append(((value.lineno, value.col_offset), (value.end_lineno, value.end_col_offset), True))
+    spans.sort(key=lambda span: span[0])
+    stack, next_span, seen, names = [], 0, set(), []
+    for number, line in enumerate(lines, 1):
+        if line.isascii():
+            continue
+        match = CODE_MARK.search(line)
+        while match:
+            position = (number, match.start())
+            while next_span < len(spans) and spans[next_span][0] <= position:
+                stack.append(spans[next_span])
+                next_span += 1
+            while stack and stack[-1][1] <= position:
+                stack.pop()
+            if stack and not stack[-1][2]:
+                # In a string: on to its end on this line, or to the next span (an f-string's field).
+                end = stack[-1][1]
+                skip = end[1] if end[0] == number else len(line)
+                if next_span < len(spans) and spans[next_span][0][0] == number:
+                    skip = min(skip, spans[next_span][0][1])
+                match = CODE_MARK.search(line, max(skip, match.end()))
+                continue
+            if match.group() == b'#':
+                break  # the rest of the line is a comment
+            start, end = identifier_around(line, match.start())
+            match = CODE_MARK.search(line, max(end, match.end()))
+            if (number, start) not in seen:
+                seen.add((number, start))
+                names.append((number, start, line[start:end].decode('utf-8', 'replace')))
+    skeletons = {}
+    for name in {name for _, _, name in names}:
+        skeletons.setdefault(unicodedata.normalize('NFKC', name).translate(LOOKALIKES), set()).add(name)
+    problems = {name: identifier_problem(name, skeletons) for names_ in skeletons.values() for name in names_}
+    for number, start, name in names:
+        problem = problems[name]
+        if problem:
+            findings.add('encoding', "Identifier '%s' %s: a reviewer would read another name than the one "
+                         'Python runs' % (name, problem), line=number, column=start)
+
+
+def identifier_problem(name, skeletons):
+    invisible = INVISIBLE_IN_NAMES.search(name)
+    if invisible:
+        return 'holds U+%04X, which draws nothing' % ord(invisible.group())
+    read_as = unicodedata.normalize('NFKC', name)
+    if read_as != name:
+        return "is read by Python as '%s'" % read_as
+    scripts = sorted({SCRIPT_GROUPS.get(script, script) for script in (
+        unicodedata.name(ch, '?').split(' ')[0] for ch in name if ch.isalpha())})
+    if len(scripts) > 1:
+        return 'mixes %s letters' % ' and '.join(script.title() for script in scripts)
+    skeleton = name.translate(LOOKALIKES)
+    if skeleton != name and skeleton.isascii():
+        return "looks like '%s'" % skeleton
+    others = sorted(skeletons.get(skeleton, set()) - {name})
+    if others:
+        return "looks like '%s'" % others[0]
+    return None
+
+
+def identifier_around(line, offset):
+    """The byte span of the run of identifier characters (ASCII word bytes, any non-ASCII) at offset."""
+    start = offset
+    while start > 0 and (line[start - 1] >= 0x80 or chr(line[start - 1]).isalnum() or line[start - 1] == 0x5f):
+        start -= 1
+    end = offset
+    while end < len(line) and (line[end] >= 0x80 or chr(line[end]).isalnum() or line[end] == 0x5f):
+        end += 1
+    return start, end
+
+
 def parse(raw, findings):
     """CPython's own tree from the bytes (its tokenizer decodes them itself), or None."""
     return compiled(lambda: compile(raw, '<plugin>', 'exec', ast.PyCF_ONLY_AST, dont_inherit=True), findings)
@@ -1808,6 +1919,7 @@ def analyse(raw):
         if text is not None:
             tree = parse(raw, findings)
             if tree is not None:
+                check_identifiers(tree, raw, findings)
                 analyser = Analyser(tree, findings)
                 analyser.collect()
                 if not analyser.needs_symtable or symtable_accepts(text, findings):
