@@ -7,12 +7,12 @@ import {
   catalogueCounts,
   countPlugins,
   SignedInUser,
-  signUpAs,
+  marketplaceApp,
   upload,
   validFields,
 } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
-import { createTestApp, TestApp } from './helpers/test-app';
+import type { TestApp } from './helpers/test-app';
 
 /** What a plain COUNT and OFFSET say a page of a list is: the catalogue must answer the same. */
 const LISTS = {
@@ -36,14 +36,10 @@ describe('catalogue: kept counts and deep pages', () => {
 
   beforeAll(async () => {
     await smtp.start();
-    t = await createTestApp({
-      smtp,
-      env: { SVC_ADMIN_EMAILS: 'boss@example.com,chief@example.com', PLUGIN_MAX_PENDING_PER_USER: '1000' },
-    });
-    alice = await signUpAs(t, smtp, 'alice');
-    bob = await signUpAs(t, smtp, 'bob');
-    boss = await signUpAs(t, smtp, 'boss');
-    chief = await signUpAs(t, smtp, 'chief');
+    ({
+      t,
+      users: { alice, bob, boss, chief },
+    } = await marketplaceApp(smtp, ['alice', 'bob', 'boss', 'chief']));
   }, 60_000);
   afterAll(async () => {
     await t.close();

@@ -13,6 +13,7 @@ import {
   databaseUrlOf,
   HOSTILE_SOURCE,
   SignedInUser,
+  marketplaceApp,
   signUpAs,
   upload,
   pluginFiles,
@@ -109,15 +110,10 @@ describe('plugin lifecycle', () => {
 
   beforeAll(async () => {
     await smtp.start();
-    t = await createTestApp({
-      smtp,
-      env: { SVC_ADMIN_EMAILS: 'boss@example.com,chief@example.com', PLUGIN_MAX_PENDING_PER_USER: '1000' },
-    });
-    alice = await signUpAs(t, smtp, 'alice');
-    bob = await signUpAs(t, smtp, 'bob');
-    carol = await signUpAs(t, smtp, 'carol');
-    boss = await signUpAs(t, smtp, 'boss');
-    chief = await signUpAs(t, smtp, 'chief');
+    ({
+      t,
+      users: { alice, bob, carol, boss, chief },
+    } = await marketplaceApp(smtp, ['alice', 'bob', 'carol', 'boss', 'chief']));
   });
   afterAll(async () => {
     await t.close();

@@ -1,11 +1,11 @@
 import { SmtpSink } from './helpers/smtp-sink';
-import { createTestApp, TestApp } from './helpers/test-app';
+import type { TestApp } from './helpers/test-app';
 import {
   benignPlugin,
   catalogueCounts,
   pluginFiles,
   SignedInUser,
-  signUpAs,
+  marketplaceApp,
   upload,
   validFields,
 } from './helpers/marketplace';
@@ -37,13 +37,10 @@ describe('community plugins: concurrent reviews', () => {
 
   beforeAll(async () => {
     await smtp.start();
-    t = await createTestApp({
-      smtp,
-      env: { SVC_ADMIN_EMAILS: 'boss@example.com,chief@example.com', PLUGIN_MAX_PENDING_PER_USER: '1000' },
-    });
-    alice = await signUpAs(t, smtp, 'alice');
-    boss = await signUpAs(t, smtp, 'boss');
-    chief = await signUpAs(t, smtp, 'chief');
+    ({
+      t,
+      users: { alice, boss, chief },
+    } = await marketplaceApp(smtp, ['alice', 'boss', 'chief']));
   }, 60_000);
   afterAll(async () => {
     await t.close();

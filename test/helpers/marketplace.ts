@@ -4,6 +4,7 @@ import { CLAIM_MARKER } from '../../src/community-plugins/plugin-directory-claim
 import { login, registerAndActivate, STRONG_PASSWORD } from './accounts';
 import type { TestUser } from './accounts';
 import type { SmtpSink } from './smtp-sink';
+import { createTestApp } from './test-app';
 import type { TestApp } from './test-app';
 
 export const FIXTURES = join(__dirname, '../fixtures/marketplace');
@@ -72,6 +73,23 @@ export async function signUpAs(t: TestApp, smtp: SmtpSink, username: string): Pr
     .set('Authorization', `Bearer ${token}`)
     .expect(200);
   return { ...user, token, id: (me.body as { data: { id: number } }).data.id };
+}
+
+/**
+ * The marketplace suites' app: boss and chief are admins (SVC_ADMIN_EMAILS), the pending cap is
+ * one no test meets, and `names` are signed up, in order.
+ */
+export async function marketplaceApp<Name extends string>(
+  smtp: SmtpSink,
+  names: readonly Name[],
+): Promise<{ t: TestApp; users: Record<Name, SignedInUser> }> {
+  const t = await createTestApp({
+    smtp,
+    env: { SVC_ADMIN_EMAILS: 'boss@example.com,chief@example.com', PLUGIN_MAX_PENDING_PER_USER: '1000' },
+  });
+  const users = {} as Record<Name, SignedInUser>;
+  for (const name of names) users[name] = await signUpAs(t, smtp, name);
+  return { t, users };
 }
 
 export interface UploadOptions {
