@@ -1398,6 +1398,10 @@ class Analyser:
             spec = OPEN_LIKE.get(qual)
             if spec is not None:
                 self.check_open_mode(node, qual, spec)
+                if call_argument(node, 99, 'opener') is not ABSENT:
+                    # The opener's return value is used as a file descriptor: any of the framework's.
+                    self.report('open-write', '%s() with opener= is not allowed: an opener can hand it any of '
+                                "the framework's file descriptors" % qual.replace('builtins.', ''), node)
             if qual in ('yaml.load', 'yaml.load_all'):
                 self.check_yaml_loader(node, scope, qual)
             if qual == 'logging.basicConfig' and call_argument(node, 99, 'filename') is not ABSENT:
