@@ -215,10 +215,9 @@ def check_identifiers(tree, raw, findings):
     are accepted. What is code is told from CPython's own tree (the spans of its string
     literals, and within f-strings those of the replacement fields' expressions), not by a
     second tokenizer."""
-    body = raw[3:] if raw.startswith(b'\xef\xbb\xbf') else raw
-    if body.isascii():
+    if raw.isascii():
         return
-    lines = re.split(rb'\r\n|\r|\n', body)
+    lines = source_lines(raw)
     spans = []  # (start, end, is_code), positions as (line, byte column), as ast gives them
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str)):
@@ -227,7 +226,7 @@ def check_identifiers(tree, raw, findings):
             value = node.value
             spans.append(((value.lineno, value.col_offset), (value.end_lineno, value.end_col_offset), True))
     spans.sort(key=lambda span: span[0])
-    stack, next_span, seen, names = [], 0, set(), []
+    stack, next_span, names = [], 0, []
     for number, line in enumerate(lines, 1):
         if line.isascii():
             continue
@@ -249,15 +248,15 @@ def check_identifiers(tree, raw, findings):
                 continue
             if match.group() == b'#':
                 break  # the rest of the line is a comment
+            # The scan goes on after the name, so each name is met once.
             start, end = identifier_around(line, match.start())
+            names.append((number, start, line[start:end].decode('utf-8', 'replace')))
             match = CODE_MARK.search(line, max(end, match.end()))
-            if (number, start) not in seen:
-                seen.add((number, start))
-                names.append((number, start, line[start:end].decode('utf-8', 'replace')))
+    distinct = {name for _, _, name in names}
     skeletons = {}
-    for name in {name for _, _, name in names}:
+    for name in distinct:
         skeletons.setdefault(unicodedata.normalize('NFKC', name).translate(LOOKALIKES), set()).add(name)
-    problems = {name: identifier_problem(name, skeletons) for names_ in skeletons.values() for name in names_}
+    problems = {name: identifier_problem(name, skeletons) for name in distinct}
     for number, start, name in names:
         problem = problems[name]
         if problem:
