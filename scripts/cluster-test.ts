@@ -40,6 +40,7 @@ import { histogram, ms, percentile } from './lib/stats';
 import { printWriteReport, verifyWrites } from './lib/write-check';
 import {
   benignPlugin,
+  expectMessage,
   LoadUser,
   MailWatch,
   newRunId,
@@ -201,10 +202,6 @@ runScript(async () => {
       if (!code) throw new Error(`no ${kind} code in the mail to ${email}`);
       return code;
     };
-  };
-  const expectMessage = (step: string, result: HttpResult, message: string) => {
-    if (result.status !== 200 || messageOf(result) !== message)
-      throw new Error(`${step}: ${result.status} ${JSON.stringify(result.body) ?? result.error}`);
   };
   const signUp = (username: string, email?: string) => signUpThroughMail(client, watchMail, username, email);
   /** A second OTP mailed to a signed-up user, for the races. */

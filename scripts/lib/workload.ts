@@ -189,6 +189,14 @@ export function benignPlugin(tag: string): Buffer {
  */
 export type MailWatch = (kind: 'activation' | 'otp', email: string) => () => Promise<string>;
 
+/** Throws unless the answer is 200 with this `message`, naming the step. */
+export function expectMessage(step: string, result: HttpResult, message: string): void {
+  const body = result.body as { message?: unknown } | null;
+  if (result.status !== 200 || body?.message !== message) {
+    throw new Error(`${step}: ${result.status} ${JSON.stringify(result.body) ?? result.error}`);
+  }
+}
+
 /**
  * Registered, activated through the mailed link, its password set by the mailed OTP (a
  * confirmation keeps no password: anyone could have registered the address), logged in: the
@@ -200,14 +208,8 @@ export async function signUp(
   username: string,
   email = `${username}@example.com`,
 ): Promise<LoadUser> {
-  const expect = (step: string, result: HttpResult, message: string) => {
-    const body = result.body as { message?: unknown } | null;
-    if (result.status !== 200 || body?.message !== message) {
-      throw new Error(
-        `${step} for ${username}: ${result.status} ${JSON.stringify(result.body) ?? result.error}`,
-      );
-    }
-  };
+  const expect = (step: string, result: HttpResult, message: string) =>
+    expectMessage(`${step} for ${username}`, result, message);
   expect(
     'register',
     await client.post('/api/v1/register/', {
