@@ -50,7 +50,7 @@ export interface AppServer {
 export async function startApp(config: AppConfig): Promise<AppServer> {
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config),
-    createHttpAdapter(),
+    createHttpAdapter(config),
     {
       bodyParser: false,
       bufferLogs: true,

@@ -23,7 +23,7 @@
  *   CLUSTER_REDIS_URL       default redis://127.0.0.1:6379/7
  *   CLUSTER_KEEP            set to keep the directory with the nodes' and replicas' logs
  */
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -128,6 +128,12 @@ runScript(async () => {
   const replicaEnv = {
     // One secret for every replica: a token one replica signed is checked by another.
     JWT_SECRET: randomBytes(48).toString('base64url'),
+    // One manifest key too: each replica's signed manifest verifies against one public key.
+    PLUGIN_MANIFEST_KEY: generateKeyPairSync('ed25519')
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString(),
+    // The balancer is on loopback: its X-Forwarded-For tells the clients apart.
+    TRUSTED_PROXIES: '127.0.0.1',
     SMTP_HOST: '127.0.0.1',
     SMTP_PORT: String(smtp.port),
     SVC_ADMIN_EMAILS: 'boss@example.com,chief@example.com',

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config),
-    createHttpAdapter(),
+    createHttpAdapter(config),
     {
       bodyParser: false,
       bufferLogs: true,

@@ -75,17 +75,23 @@ describe('logging (a real process at info level)', () => {
     expect(api.stdout()).not.toContain('Mapped {');
   });
 
-  it('logs one line per request with its id, method, redacted URL, status and time', async () => {
+  it('logs one line per request with its id, method, redacted URL, peer address, status and time', async () => {
     const status = await call('/api/v1/sessions/?access_token=leak-me-1&active=true', {
       id: 'trace-7',
-      headers: { Authorization: 'Bearer leak-me-2' },
+      // No proxy is trusted (TRUSTED_PROXIES unset): the header names nobody.
+      headers: { Authorization: 'Bearer leak-me-2', 'X-Forwarded-For': '203.0.113.9' },
     });
     expect(status).toBe(401);
     const line = await logOf('trace-7');
     expect(line).toMatchObject({
       level: 30,
       msg: 'request completed',
-      req: { id: 'trace-7', method: 'GET', url: '/api/v1/sessions/?access_token=[Redacted]&active=true' },
+      req: {
+        id: 'trace-7',
+        method: 'GET',
+        url: '/api/v1/sessions/?access_token=[Redacted]&active=true',
+        remoteAddress: '127.0.0.1',
+      },
       res: { statusCode: 401 },
     });
     expect(typeof line.responseTime).toBe('number');

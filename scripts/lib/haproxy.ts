@@ -105,6 +105,8 @@ export class Balancer {
       // 503 above, where a reused connection's failure would reset the client's connection.
       '  option http-server-close',
       '  http-reuse never',
+      // The client's address for the replicas' limits and log (they trust 127.0.0.1).
+      '  option forwardfor',
       '  retries 2',
       '  retry-on conn-failure',
       '  option redispatch',

@@ -31,7 +31,7 @@ async function servedDocument(): Promise<object> {
     );
     const app = await NestFactory.create<NestFastifyApplication>(
       AppModule.forRoot(config),
-      createHttpAdapter(),
+      createHttpAdapter(config),
       {
         bodyParser: false,
         logger: ['error'],

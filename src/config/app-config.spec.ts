@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       pluginSelfReview: 'forbidden',
       rateLimit: true,
       redisUrl: null,
+      trustedProxies: [],
       databaseQueryTimeoutMs: 5000,
       databaseStartupWaitMs: 60000,
       shutdownGraceMs: 10000,
@@ -140,6 +141,13 @@ describe('loadConfig', () => {
       'Invalid environment: PLUGIN_MANIFEST_KEY must be an Ed25519 private key in PKCS#8 PEM (openssl genpkey -algorithm ed25519)',
     ],
     ['SMTP_SECURE', 'yes', 'Invalid environment: SMTP_SECURE must be one of true, false'],
+    ...['10.0.0', '10.0.0.0/33', 'fd00::/129', '10.0.0.0/8/8', 'balancer', '10.0.0.5, 10.0.0.0/x'].map(
+      (value) => [
+        'TRUSTED_PROXIES',
+        value,
+        'Invalid environment: TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR ranges, e.g. 10.0.0.5,192.168.0.0/16',
+      ],
+    ),
     ['JWT_SECRET', 'short', 'Invalid environment: JWT_SECRET must be at least 32 characters long'],
     ['FRONTEND_PORT', '0', 'Invalid environment: FRONTEND_PORT must be an integer from 1 to 65535'],
     [
@@ -158,6 +166,16 @@ describe('loadConfig', () => {
       new ConfigError(variable, message.split(' must be ')[1]),
     );
     expect(() => loadConfig(env, dataDir())).toThrow(message);
+  });
+
+  it('reads the trusted proxies: addresses and CIDR ranges, IPv4 and IPv6', () => {
+    expect(
+      loadConfig(
+        { JWT_SECRET: SECRET, TRUSTED_PROXIES: ' 10.0.0.5, 192.168.0.0/16,::1,fd00::/8 ,' },
+        dataDir(),
+      ).trustedProxies,
+    ).toEqual(['10.0.0.5', '192.168.0.0/16', '::1', 'fd00::/8']);
+    expect(loadConfig({ JWT_SECRET: SECRET, TRUSTED_PROXIES: ' ' }, dataDir()).trustedProxies).toEqual([]);
   });
 
   it('refuses to start in production without a JWT_SECRET', () => {

@@ -1,5 +1,6 @@
 import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
 
 export type JwtAlgorithm = 'HS256' | 'HS384' | 'HS512';
@@ -77,6 +78,11 @@ export interface AppConfig {
   rateLimit: boolean;
   /** Shared limit counters for every replica; null keeps them in the process. */
   redisUrl: string | null;
+  /**
+   * Addresses and CIDR ranges of the proxies whose `X-Forwarded-For` is believed: the client's
+   * address is the right-most one not among them. Empty: the peer's own address.
+   */
+  trustedProxies: string[];
   logLevel: LogLevel;
   /** JSON lines (for collectors), or readable lines for a person at a terminal. */
   logFormat: LogFormat;
@@ -319,6 +325,27 @@ function frontendUrl(env: Env): string | null {
   return url.href.replace(/\/+$/, '');
 }
 
+/** An IPv4 or IPv6 address, or one with a prefix length (`10.0.0.0/8`, `fd00::/8`). */
+function trustedProxies(env: Env): string[] {
+  const entries = (value(env, 'TRUSTED_PROXIES') ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of entries) {
+    const [address, prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const prefixOk =
+      prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32));
+    if (family === 0 || !prefixOk || rest.length > 0) {
+      throw new ConfigError(
+        'TRUSTED_PROXIES',
+        'a comma-separated list of IP addresses or CIDR ranges, e.g. 10.0.0.5,192.168.0.0/16',
+      );
+    }
+  }
+  return entries;
+}
+
 function corsOrigins(env: Env): string[] {
   const origins = (value(env, 'CORS_ORIGINS') ?? '')
     .split(',')
@@ -386,6 +413,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
     pluginSelfReview: read(() => oneOf(env, 'PLUGIN_SELF_REVIEW', 'forbidden', PLUGIN_SELF_REVIEW)),
     rateLimit: read(() => oneOf(env, 'RATE_LIMIT', 'on', ['on', 'off']) === 'on'),
     redisUrl: read(() => redisUrl(env)),
+    trustedProxies: read(() => trustedProxies(env)),
     logLevel: read(() => oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS)),
     logFormat: read(() => oneOf(env, 'LOG_FORMAT', terminal ? 'pretty' : 'json', LOG_FORMATS)),
     corsOrigins: read(() => corsOrigins(env)),

@@ -3,6 +3,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { ApiError, METHOD_NOT_ALLOWED } from '../common/api-error';
+import type { AppConfig } from '../config/app-config';
 import { acceptableRequestId } from '../logging/redaction';
 
 /** No endpoint takes more than small forms; uploads have their own streamed limit. */
@@ -13,9 +14,12 @@ export const BODY_LIMIT = 100 * 1024;
  * optional, paths match in any case, as Express did) and room for long path parameters
  * (activation keys), which Fastify would otherwise cut at 100 characters with a 404.
  */
-export function createHttpAdapter(): FastifyAdapter {
+export function createHttpAdapter(config: Pick<AppConfig, 'trustedProxies'>): FastifyAdapter {
   return new ApiHttpAdapter({
     bodyLimit: BODY_LIMIT,
+    // request.ip (the request log, the address limits): the right-most X-Forwarded-For address
+    // that is not a trusted proxy (proxy-addr), or the peer's own when no proxy is trusted.
+    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     // The caller's X-Request-Id when it is a sane token, else a fresh one; logged with every line.
     requestIdHeader: false,
     genReqId: (request) => {

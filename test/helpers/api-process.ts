@@ -59,7 +59,7 @@ export function post(
   port: number,
   path: string,
   body: object,
-  options: { localAddress?: string } = {},
+  options: { localAddress?: string; headers?: Record<string, string> } = {},
 ): Promise<PostAnswer> {
   return new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
@@ -71,7 +71,11 @@ export function post(
         method: 'POST',
         agent: false,
         localAddress: options.localAddress,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        headers: {
+          ...options.headers,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+        },
       },
       (response) => readJsonAnswer(response, resolve, reject),
     );

@@ -78,7 +78,7 @@ export async function bootApp(options: {
     .overrideProvider(Clock)
     .useValue(clock)
     .compile();
-  const app = moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(), {
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(config), {
     bodyParser: false,
     logger: options.logger ?? ['error'],
   });
