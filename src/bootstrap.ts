@@ -5,6 +5,7 @@ import { APP_CONFIG } from './config/config.module';
 import { validationFailure } from './common/validation';
 import { echoRequestId, forbidCaching, registerBodyParsers } from './http/http-adapter';
 import { applySecurityHeaders } from './http/security-headers';
+import { closeAfterUnreadBodies } from './http/unread-body';
 import { AppLogger } from './logging/app-logger';
 import { logRequests } from './logging/request-log';
 import { setupOpenApi } from './openapi/openapi';
@@ -19,6 +20,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   applySecurityHeaders(app);
   echoRequestId(app);
   forbidCaching(app);
+  closeAfterUnreadBodies(app);
   if (config.corsOrigins.length > 0) {
     app.enableCors({ origin: config.corsOrigins, exposedHeaders: ['X-Request-Id'] });
   }

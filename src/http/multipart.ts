@@ -2,6 +2,7 @@ import { HttpStatus } from '@nestjs/common';
 import busboy from 'busboy';
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../common/api-error';
+import { discardBody } from './unread-body';
 
 /** The one file a route takes, and the answers for what can go wrong with it. */
 export interface MultipartFileRule {
@@ -38,11 +39,10 @@ export interface MultipartBody {
 export const MALFORMED_BODY = 'Malformed request body';
 
 /**
- * After a limit is hit the rest of the body is read and dropped, never kept, so the client
- * gets the answer instead of a broken pipe. A body that goes on this far past the limit is
- * not a mistake, and its connection is closed instead.
+ * Room for the multipart framing (boundaries, part headers) around the parts the limits allow:
+ * a body that goes on past it without reaching a limit (an endless preamble) is malformed.
  */
-const DRAIN_ALLOWANCE = 1024 * 1024;
+const FRAMING_ALLOWANCE = 1024 * 1024;
 
 /**
  * Reads a multipart/form-data body with busboy, streaming: each limit stops the parser where
@@ -77,31 +77,28 @@ export function readMultipart(request: IncomingMessage, rules: MultipartRules): 
     let file: UploadedFile | undefined;
     let settled = false;
     let received = 0;
-    const ceiling = (rules.file ? rules.file.maxSize : rules.fields * rules.fieldSize) + DRAIN_ALLOWANCE;
+    const ceiling =
+      (rules.file ? rules.file.maxSize : 0) + rules.fields * rules.fieldSize + FRAMING_ALLOWANCE;
 
-    const count = (chunk: Buffer) => {
-      received += chunk.length;
-      if (received > ceiling) request.destroy();
-    };
     const finish = (error: ApiError | null) => {
       if (settled) return;
       settled = true;
+      request.off('data', count);
       if (error) {
+        // Answered now, not once the body is in: the rest is dropped as it comes, and the
+        // answer closes the connection after the client has read it (unread-body.ts).
         request.unpipe(parser);
-        // Read what is still coming (bounded by `count`) and answer once it is all in, so the
-        // answer reaches a client that is still sending instead of a reset.
-        if (request.readableEnded || request.destroyed) reject(error);
-        else {
-          request.once('end', () => reject(error));
-          request.once('close', () => reject(error));
-          request.resume();
-        }
+        discardBody(request);
+        reject(error);
       } else {
-        request.off('data', count);
         resolve({ fields: { ...fields }, file });
       }
     };
     const malformed = () => finish(new ApiError(HttpStatus.BAD_REQUEST, MALFORMED_BODY));
+    const count = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > ceiling) malformed();
+    };
 
     parser.on('field', (name, value, info) => {
       if (info.valueTruncated || info.nameTruncated) {

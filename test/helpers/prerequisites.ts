@@ -77,6 +77,12 @@ export function chromiumLack(): Lack | null {
   };
 }
 
+/** The uploads over a real socket are sent as users send them, with curl. */
+export function curlLack(): Lack | null {
+  if (onPath('curl') !== null) return null;
+  return { missing: 'curl on PATH', remedy: 'apt-get install -y --no-install-recommends curl' };
+}
+
 export function redisLack(): Lack | null {
   const url = testRedisUrl();
   if (redisAnswers(url)) return null;
