@@ -41,7 +41,7 @@ describe('the OpenAPI client walkthrough', () => {
         'max_requests_per_second report_dir report_format scan_timeout temp_dir threads user_agent ' +
         'verify_tls workspace_dir',
       'hello: pending null',
-      'source: 61 characters',
+      'source: 64 characters',
       'approved by 2',
       'hello 1.0.0',
     ]);
