@@ -15,6 +15,7 @@ import { AccountLock1763696000000 } from './1763696000000-AccountLock';
 import { CatalogueCounts1763697000000 } from './1763697000000-CatalogueCounts';
 import { ActivationLinksByAddress1763698000000 } from './1763698000000-ActivationLinksByAddress';
 import { CatalogueSearchRuns1763699400000 } from './1763699400000-CatalogueSearchRuns';
+import { CredentialGeneration1763700000000 } from './1763700000000-CredentialGeneration';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -35,4 +36,5 @@ export const migrations = [
   CatalogueCounts1763697000000,
   ActivationLinksByAddress1763698000000,
   CatalogueSearchRuns1763699400000,
+  CredentialGeneration1763700000000,
 ];

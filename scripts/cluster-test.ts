@@ -195,7 +195,9 @@ runScript(async () => {
   /** Sign-up's MailWatch over the SMTP sink: the next mail of its kind to the address. */
   const watchMail: MailWatch = (kind, email) => {
     const pattern = kind === 'activation' ? /email-verify\/([0-9a-f-]{36})/ : /\b(\d{6})\b/;
-    const subject = (kind === 'activation' ? activationMail : otpMail)(email, '').subject;
+    const subject = (
+      kind === 'activation' ? activationMail(email, { confirm: '', claim: '' }) : otpMail(email, '')
+    ).subject;
     const mails = () => smtp.received.filter((m) => m.to.includes(email) && m.subject === subject);
     const count = mails().length + 1;
     return async () => {

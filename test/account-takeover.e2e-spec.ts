@@ -12,9 +12,11 @@ import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
 /**
- * Issue 21, "takeover before the owner arrives": a password the person confirming did not set
- * is never activated, an active account gets no link and its links change nothing, and the
- * mails carry no text of whoever registered. On SQLite and on MariaDB (TEST_DATABASE_URL).
+ * Takeover before the owner arrives: the owner of the address chooses, through the activation
+ * mail, between confirming (the password chosen at registration is kept: the contract's flow)
+ * and claiming (that password is cleared and the owner sets one by OTP); an active account
+ * gets no link and its links change nothing, and the mails carry no text of whoever
+ * registered. On SQLite and on MariaDB (TEST_DATABASE_URL).
  */
 describe('no account taken over before its owner arrives', () => {
   const smtp = new SmtpSink();
@@ -37,15 +39,46 @@ describe('no account taken over before its owner arrives', () => {
   const requestLink = async (email: string) =>
     expect((await post('generate/confirm_email/', { email })).body).toEqual(ok('Email send successful'));
 
-  it("does not activate a stranger's password when the owner confirms: the page and a mail say how to set one", async () => {
+  const keyFor = async (user: { email: string }) => {
+    await requestLink(user.email);
+    return activationKey(t, smtp, user.email);
+  };
+
+  it('keeps the password chosen at registration: register, generate, verify and login give a token', async () => {
+    const user = newUser('keeper');
+    await register(t, user);
+    const key = await keyFor(user);
+    smtp.clear();
+    expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual(ok('Email Verified'));
+    expect(typeof (await login(t, user))).toBe('string');
+    await t.deliverMail();
+    expect(mailsTo(user.email)).toHaveLength(0);
+  });
+
+  it('keeps it through the page of the link too, which says so', async () => {
+    const user = newUser('pagekeeper');
+    await register(t, user);
+    const page = await t
+      .http()
+      .post(`/email-verify/${await keyFor(user)}`)
+      .type('form')
+      .send('')
+      .expect(200);
+    expect(page.text).toContain('your email address is confirmed and your account is active');
+    expect(page.text).not.toContain('no password yet');
+    expect(typeof (await login(t, user))).toBe('string');
+  });
+
+  it("the claim page keeps a stranger's password out: the account is the owner's, who sets one by OTP", async () => {
     const victim = newUser('victim');
     const stranger = { ...victim, username: 'stranger1', password: 'Str4nger!Chosen' };
     await register(t, stranger);
-    await requestLink(victim.email);
-    const key = await activationKey(t, smtp, victim.email);
+    const key = await keyFor(victim);
 
-    // The owner presses "Confirm my email address" on the page of the link.
-    const page = await t.http().post(`/email-verify/${key}`).type('form').send('').expect(200);
+    // Opening the link changes nothing (mail scanners open links); the button does.
+    const opened = await t.http().get(`/email-claim/${key}`).expect(200);
+    expect(opened.text).toContain('I did not register: secure this address');
+    const page = await t.http().post(`/email-claim/${key}`).type('form').send('').expect(200);
     expect(page.text).toContain('Your account has no password yet');
     expect(page.text).toContain('href="/password-reset"');
     await t.deliverMail();
@@ -66,46 +99,76 @@ describe('no account taken over before its owner arrives', () => {
     expect(typeof (await login(t, { ...victim, username: stranger.username }))).toBe('string');
   });
 
-  it('clears the password the same way through the API link, which keeps its answer', async () => {
-    const user = newUser('apilink');
-    await register(t, user);
-    await requestLink(user.email);
-    const key = await activationKey(t, smtp, user.email);
-    expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual(ok('Email Verified'));
-    expect(await loginBody(user.email, user.password)).toEqual(accountFail('Invalid login credentials'));
-    await t.deliverMail();
-    expect(smtp.lastTo(user.email)?.subject).toBe('Set your password');
+  describe('POST verify/claim_email/<key>', () => {
+    const claim = (key: string) => t.http().post(`/api/v1/verify/claim_email/${key}`).expect(200);
+
+    it('answers Email Verified, clears the password and mails how to set one; the key is used once', async () => {
+      const user = newUser('apiclaim');
+      await register(t, user);
+      const key = await keyFor(user);
+      expect((await claim(key)).body).toEqual(ok('Email Verified'));
+      expect(await loginBody(user.email, user.password)).toEqual(accountFail('Invalid login credentials'));
+      await t.deliverMail();
+      expect(smtp.lastTo(user.email)?.subject).toBe('Set your password');
+      expect((await claim(key)).body).toEqual(ok('Invalid Link'));
+      expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual(ok('Invalid Link'));
+    });
+
+    it('answers Invalid Link for an unknown key and for the key of a confirmed account', async () => {
+      expect((await claim('00000000-0000-4000-8000-000000000000')).body).toEqual(ok('Invalid Link'));
+      expect((await claim('z'.repeat(500))).body).toEqual(ok('Invalid Link'));
+      const user = newUser('claimlate');
+      await register(t, user);
+      const key = await keyFor(user);
+      expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual(ok('Email Verified'));
+      expect((await claim(key)).body).toEqual(ok('Invalid Link'));
+      expect(typeof (await login(t, user))).toBe('string');
+    });
+
+    it('answers Link Expired with the email after the hour, and activates nothing', async () => {
+      const user = newUser('claimexpired');
+      await register(t, user);
+      const key = await keyFor(user);
+      t.clock.advance(60 * 60 * 1000 + 5_000);
+      expect((await claim(key)).body).toEqual(ok('Link Expired', { email: user.email }));
+      t.clock.reset();
+      expect(await loginBody(user.email, user.password)).toEqual(accountFail('Your account is not active'));
+    });
   });
 
-  it('confirms once when one key is pressed 12 times at once (page and API): one mail, one activation', async () => {
+  it('activates once when one key is pressed 12 times at once (confirm and claim, page and API)', async () => {
     const user = newUser('raceconfirm');
     await register(t, user);
-    await requestLink(user.email);
-    const key = await activationKey(t, smtp, user.email);
+    const key = await keyFor(user);
     smtp.clear();
-    const answers = await Promise.all(
-      Array.from({ length: 12 }, (_, i) =>
-        i % 2 ? t.http().get(`/api/v1/verify/confirm_email/${key}`) : t.http().post(`/email-verify/${key}`),
-      ),
-    );
+    const presses = [
+      () => t.http().get(`/api/v1/verify/confirm_email/${key}`),
+      () => t.http().post(`/email-verify/${key}`),
+      () => t.http().post(`/api/v1/verify/claim_email/${key}`),
+      () => t.http().post(`/email-claim/${key}`),
+    ];
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => presses[i % 4]()));
     const verified = answers.filter(
       (answer) =>
         answer.status === 200 &&
         (answer.text.includes('Email Verified') || answer.text.includes('Email address confirmed')),
     );
     expect(verified).toHaveLength(1);
+    const claimed = [2, 3].includes(answers.indexOf(verified[0]) % 4);
     await t.deliverMail();
-    expect(mailsTo(user.email).map((mail) => mail.subject)).toEqual(['Set your password']);
+    // The one that won decides: a claim clears the password (one mail), a confirmation keeps it.
+    expect(mailsTo(user.email).map((mail) => mail.subject)).toEqual(claimed ? ['Set your password'] : []);
+    const logInAnswer = (await loginBody(user.email, user.password)) as { status: string; message: unknown };
+    expect(logInAnswer.status === 'success').toBe(!claimed);
   });
 
-  it('keeps a password set through the mailed OTP before confirmation', async () => {
+  it('a claim keeps a password set through the mailed OTP before it', async () => {
     const user = newUser('otpfirst');
     await register(t, user);
     await setPasswordByOtp(t, smtp, user);
-    await requestLink(user.email);
-    const key = await activationKey(t, smtp, user.email);
+    const key = await keyFor(user);
     smtp.clear();
-    const page = await t.http().post(`/email-verify/${key}`).expect(200);
+    const page = await t.http().post(`/email-claim/${key}`).expect(200);
     expect(page.text).not.toContain('no password yet');
     await t.deliverMail();
     expect(mailsTo(user.email)).toHaveLength(0);
@@ -241,5 +304,39 @@ describe('no account taken over before its owner arrives', () => {
         expect(await loginBody(user.email, longer)).toEqual(accountFail('Invalid login credentials'));
       }
     });
+  });
+});
+
+/** Every confirmation a claim (ACCOUNT_CONFIRMATION=claim), and admin addresses in either mode. */
+describe.each([
+  ['ACCOUNT_CONFIRMATION=claim', { ACCOUNT_CONFIRMATION: 'claim' }, 'claimed@example.com'],
+  ['an admin address of SVC_ADMIN_EMAILS', { SVC_ADMIN_EMAILS: 'listed@example.com' }, 'listed@example.com'],
+])('a confirmation that clears the password: %s', (_name, env, email) => {
+  const smtp = new SmtpSink();
+  let t: TestApp;
+
+  beforeAll(async () => {
+    await smtp.start();
+    t = await createTestApp({ smtp, env });
+  });
+  afterAll(async () => {
+    await t.close();
+    await smtp.stop();
+  });
+
+  it('answers Email Verified, keeps the registered password out and lets the owner set one by OTP', async () => {
+    const user = { ...newUser('cleared'), email };
+    const stranger = { ...user, password: 'Str4nger!Chosen' };
+    await register(t, stranger);
+    await t.http().post('/api/v1/generate/confirm_email/').send({ email }).expect(200);
+    const key = await activationKey(t, smtp, email);
+    expect((await t.http().get(`/api/v1/verify/confirm_email/${key}`)).body).toEqual(ok('Email Verified'));
+    const loginBody = async (password: string) =>
+      (await t.http().post('/api/v1/login/').send({ emailOrUsername: email, password })).body as unknown;
+    expect(await loginBody(stranger.password)).toEqual(accountFail('Invalid login credentials'));
+    await t.deliverMail();
+    expect(smtp.lastTo(email)?.subject).toBe('Set your password');
+    await setPasswordByOtp(t, smtp, user);
+    expect(typeof (await login(t, user))).toBe('string');
   });
 });

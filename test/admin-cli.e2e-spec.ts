@@ -172,10 +172,17 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
     it('demotes, and the running server sees that at once too', async () => {
       expect(await svcAdmin(url, ['demote', 'bob@example.com'])).toEqual({
         code: 0,
-        stdout: 'Demoted bob@example.com\n',
+        stdout: 'Demoted bob@example.com; its tokens were revoked, so it logs in again\n',
         stderr: '',
       });
       expect(await isAdminInDatabase(t, 'bob@example.com')).toBe(false);
+      // The admin's tokens end with the role: the running server refuses them at once.
+      await t
+        .http()
+        .get('/api/v1/community-plugins/me/')
+        .set('Authorization', `Bearer ${bob.token}`)
+        .expect(401);
+      bob = { ...bob, token: await login(t, bob) };
       expect(await isAdminOverHttp(bob)).toBe(false);
       expect(await svcAdmin(url, ['demote', 'bob@example.com'])).toEqual({
         code: 0,
@@ -201,7 +208,7 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
       });
       expect(result).toEqual({
         code: 0,
-        stdout: 'Demoted alice@example.com\n',
+        stdout: 'Demoted alice@example.com; its tokens were revoked, so it logs in again\n',
         stderr:
           'Warning: alice@example.com is listed in SVC_ADMIN_EMAILS: a server started with that list still treats it ' +
           'as an admin, and the next start promotes it again. Remove it from SVC_ADMIN_EMAILS to keep it demoted.\n',

@@ -121,6 +121,26 @@ describeNeeding(chromiumLack(), 'pages in a browser', () => {
     expect((response.body as { status: string }).status).toBe(expected);
   }
 
+  it("secures an address from the mail's second link: the registered password is not kept", async () => {
+    const user = newUser('browserclaim');
+    await register(t, user);
+    const key = /\/email-verify\/([0-9a-f-]{36})/.exec(await mailedLink(user))![1];
+    const link = /http:\/\/\S+?\/email-claim\/[0-9a-f-]{36}/.exec(smtp.lastTo(user.email)?.text ?? '')?.[0];
+    expect(link).toBe(`${base}/email-claim/${key}`);
+
+    const opened = await page.goto(link!);
+    expect(opened?.status()).toBe(200);
+    expect(await heading()).toBe('Secure your email address');
+    await page.getByRole('button', { name: 'I did not register: secure this address' }).click();
+    await page.waitForSelector('h1:text("Email address confirmed: now set your password")');
+    expect(await page.locator('main').textContent()).toContain('Your account has no password yet');
+    expect(await page.locator('main a[href="/password-reset"]').count()).toBe(1);
+    await expectLogin(user, user.password, 'fail');
+    await setPasswordByOtp(t, smtp, user);
+    await login(t, user);
+    expect(reported()).toEqual([]);
+  });
+
   it('confirms an email from the link of the mail, once', async () => {
     const user = newUser('browserverify');
     await register(t, user);
@@ -135,12 +155,9 @@ describeNeeding(chromiumLack(), 'pages in a browser', () => {
     await page.getByRole('button', { name: 'Confirm my email address' }).click();
     await page.waitForSelector('h1:text("Email address confirmed")');
     expect(await page.locator('main').textContent()).toContain('your account is active');
-    // The password chosen at registration is not kept: the page says so and links the reset page.
-    expect(await page.locator('main').textContent()).toContain('Your account has no password yet');
-    expect(await page.locator('main a[href="/password-reset"]').count()).toBe(1);
-    await expectLogin(user, user.password, 'fail');
-    await setPasswordByOtp(t, smtp, user);
-    await login(t, user);
+    // The password chosen at registration is kept: the contract's sign-up, then log-in.
+    expect(await page.locator('main').textContent()).not.toContain('no password yet');
+    await expectLogin(user, user.password, 'success');
 
     // The same link again: used up.
     await page.goto(link);

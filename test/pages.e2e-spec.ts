@@ -1,4 +1,4 @@
-import { activationKey, login, newUser, register, setPasswordByOtp, type TestUser } from './helpers/accounts';
+import { activationKey, login, newUser, register, type TestUser } from './helpers/accounts';
 import { accountFail, okMessage } from './helpers/envelopes';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
@@ -107,8 +107,7 @@ describe('pages', () => {
       const confirmed = await t.http().post(`/email-verify/${key}`).type('form').send('').expect(200);
       expectPage(confirmed);
       expect(confirmed.text).toContain('Email address confirmed');
-      expect(confirmed.text).toContain('<a href="/password-reset">');
-      await setPasswordByOtp(t, smtp, user);
+      expect(confirmed.text).not.toContain('no password yet');
       await login(t, user);
 
       const again = await t.http().post(`/email-verify/${key}`).expect(404);

@@ -115,6 +115,11 @@ describe('logging (a real process at info level)', () => {
     expect((await logOf('secret-4')).req?.url).toBe('/api/v1/verify/confirm_email/[Redacted]');
     expect((await logOf('secret-5')).req?.url).toBe('/email-verify/[Redacted]');
     expect((await logOf('secret-6')).req?.url).toBe('/api/v1/verify/confirm_email/[Redacted]');
+    // The claim link's key is the same key.
+    await call('/api/v1/verify/claim_email/leak-me-10', { id: 'secret-7', method: 'POST' });
+    await call('/email-claim/leak-me-11', { id: 'secret-8', method: 'POST' });
+    expect((await logOf('secret-7')).req?.url).toBe('/api/v1/verify/claim_email/[Redacted]');
+    expect((await logOf('secret-8')).req?.url).toBe('/email-claim/[Redacted]');
     await logOf('secret-1');
     await logOf('secret-3');
     expect(api.stdout() + api.stderr()).not.toMatch(/leak-me/);

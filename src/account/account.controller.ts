@@ -66,6 +66,16 @@ export class AccountController {
   }
 
   @AccountEndpoint({
+    summary:
+      "Secure the address of an emailed link key: activate the account without the registration's password (the owner sets one through the OTP mail)",
+    messages: ['Email Verified', 'Link Expired', 'Invalid Link'],
+  })
+  @Post('verify/claim_email/:keyValue')
+  verifyClaim(@Param('keyValue') keyValue: string): Promise<AccountResponse> {
+    return this.account.verifyClaim(keyValue);
+  }
+
+  @AccountEndpoint({
     summary: 'Mail a one-time password for a password change (valid 5 minutes)',
     args: IdentifierArgs,
     messages: ['Otp Send Successful', "Username / Email doesn't exist"],

@@ -15,9 +15,10 @@ import { Outbox } from '../outbox/outbox.service';
 import { PASSWORD_RESET_PATH } from '../users/account-paths';
 import { identityKey, MAX_IDENTITY_KEY_LENGTH, storedEmail } from '../users/identity-key';
 import { UsersRepository } from '../users/users.repository';
+import type { User } from '../users/user.entity';
 import { UsersService } from '../users/users.service';
 import { AccountRepository } from './account.repository';
-import { EMAIL_VERIFY_PATH, serviceLink } from './activation-link';
+import { EMAIL_CLAIM_PATH, EMAIL_VERIFY_PATH, serviceLink } from './activation-link';
 import { accountFailureKey, RateLimiter } from '../rate-limit/rate-limiter';
 import { accountLockedMail, activationMail, otpMail, passwordToSetMail } from './mail-templates';
 import { newOtpSecret } from './otp';
@@ -34,6 +35,9 @@ export interface RegistrationParams {
   password?: string;
   confirmPassword?: string;
 }
+
+/** The two actions of an activation mail: confirm the address, or claim it (see confirmEmail). */
+export type ConfirmationAction = 'confirm' | 'claim';
 
 /** A link record to mail if its address has an inactive account: `{confirmationId}`. */
 const ACTIVATION_MAIL = 'activation-mail';
@@ -163,10 +167,14 @@ export class AccountService implements OnModuleInit {
     if (!confirmation) return;
     const newest = await this.accounts.isNewest(confirmation);
     const account = await this.users.activationState(confirmation.emailKey);
-    const link = this.link(`${EMAIL_VERIFY_PATH}/${encodeURIComponent(confirmation.keyValue)}`);
+    const key = encodeURIComponent(confirmation.keyValue);
+    const links = {
+      confirm: this.link(`${EMAIL_VERIFY_PATH}/${key}`),
+      claim: this.link(`${EMAIL_CLAIM_PATH}/${key}`),
+    };
     // An active account gets no link: its owner did not ask for one, and it would change nothing.
     const deliver = newest && account !== null && !account.isActive;
-    this.mail.handOff(activationMail(account?.email ?? confirmation.emailKey, link), deliver);
+    this.mail.handOff(activationMail(account?.email ?? confirmation.emailKey, links), deliver);
   }
 
   /** A job written before links were by address (payload `{email}`): a request like any other. */
@@ -179,17 +187,27 @@ export class AccountService implements OnModuleInit {
 
   /** The spec's answer; see confirmEmail for what the confirmation did. */
   async verifyConfirmation(keyValue: string): Promise<AccountResponse> {
-    return (await this.confirmEmail(keyValue)).answer;
+    return (await this.confirmEmail(keyValue, 'confirm')).answer;
+  }
+
+  /** The claim link's answer: the owner secures an address someone else may have registered. */
+  async verifyClaim(keyValue: string): Promise<AccountResponse> {
+    return (await this.confirmEmail(keyValue, 'claim')).answer;
   }
 
   /**
-   * Single use: the key is consumed in the same transaction that confirms the email. The
-   * person confirming proved the mailbox, not the password: one not set through a mailed OTP
-   * is cleared (see UsersService.dropUnprovenPassword), and the owner is told by mail (and
-   * by the page, through `passwordToSet`) how to set one. A link of an account already
-   * active changes nothing.
+   * Single use: the key is consumed in the same transaction that activates the account, with
+   * the spec's answers for both actions of the activation mail. `confirm` keeps the password
+   * chosen at registration. `claim` (the mail's "I did not register" link, every confirmation
+   * with ACCOUNT_CONFIRMATION=claim, and every admin address) trusts only the mailbox: a
+   * password not set through a mailed OTP is cleared and its tokens revoked (see
+   * UsersService.dropUnprovenPassword), and the owner is told by mail (and by the page,
+   * through `passwordToSet`) how to set one. A link of an account already active changes nothing.
    */
-  async confirmEmail(keyValue: string): Promise<{ answer: AccountResponse; passwordToSet: boolean }> {
+  async confirmEmail(
+    keyValue: string,
+    action: ConfirmationAction,
+  ): Promise<{ answer: AccountResponse; passwordToSet: boolean }> {
     const invalid = { answer: accountSuccess('Invalid Link'), passwordToSet: false };
     const confirmation = await this.accounts.findConfirmation(keyValue);
     // A link replaced by a newer one of its address is dead, as if it had been deleted.
@@ -208,6 +226,7 @@ export class AccountService implements OnModuleInit {
       if (!user || user.isActive) return 'used';
       await this.users.markEmailConfirmed(manager, user.id);
       await this.accounts.deleteConfirmationsOf(manager, confirmation.emailKey);
+      if (!this.isClaim(action, user)) return 'verified';
       if (!(await this.usersService.dropUnprovenPassword(manager, user))) return 'verified';
       await this.mail.queue(manager, passwordToSetMail(user.email, this.link(PASSWORD_RESET_PATH)));
       return 'password-cleared';
@@ -215,6 +234,16 @@ export class AccountService implements OnModuleInit {
     if (outcome === 'used') return invalid;
     if (outcome === 'password-cleared') this.outbox.nudge();
     return { answer: accountSuccess('Email Verified'), passwordToSet: outcome === 'password-cleared' };
+  }
+
+  /**
+   * Admin power never attaches to a password the mailbox's owner has not proved, whatever the
+   * setting: the role is read from the row locked by the confirmation.
+   */
+  private isClaim(action: ConfirmationAction, user: User): boolean {
+    return (
+      action === 'claim' || this.config.accountConfirmation === 'claim' || this.usersService.isAdmin(user)
+    );
   }
 
   async generateOtp(identifier: string | undefined): Promise<AccountResponse> {

@@ -2,6 +2,8 @@ import type { AppConfig } from '../config/app-config';
 
 /** The path of the page that confirms an email (src/pages), as the activation mail links it. */
 export const EMAIL_VERIFY_PATH = '/email-verify';
+/** The page where the owner of an address that someone else may have registered secures it. */
+export const EMAIL_CLAIM_PATH = '/email-claim';
 
 /**
  * The link of an activation mail, as the spec shapes it: `http://<SERVER_ADDR>:<FRONTEND_PORT>/email-verify/<key>`,

@@ -4,16 +4,26 @@ import { escapeHtml } from '../mail/html';
 // No mail carries the username: it is text of whoever registered, who need not be the owner
 // of the address the mail goes to (the address is not confirmed when an activation is sent).
 
-export function activationMail(to: string, link: string): Mail {
+/**
+ * Whoever registered need not own the address, so the owner chooses: confirm (the password
+ * chosen at registration is kept) or secure the address (the account is activated without
+ * that password, and the owner sets one through the OTP mail).
+ */
+export function activationMail(to: string, links: { confirm: string; claim: string }): Mail {
   return {
     to,
     subject: 'Account Activation',
     html:
       `<p>Hello,</p>` +
-      `<p>Please activate your account by opening this link:</p>` +
-      `<p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>` +
-      `<p>The link expires in 1 hour.</p>` +
-      `<p>If you did not register, ignore this mail: nobody can use the account until this address is confirmed.</p>`,
+      `<p>An account was registered with this email address.</p>` +
+      `<p>If you registered it, please activate your account by opening this link and pressing ` +
+      `"Confirm my email address":</p>` +
+      `<p><a href="${escapeHtml(links.confirm)}">${escapeHtml(links.confirm)}</a></p>` +
+      `<p>If you did not register, secure this address instead: the account is activated for you ` +
+      `without the password whoever registered it chose, and you set your own through a one-time ` +
+      `password mailed here. Open this link and press "I did not register: secure this address":</p>` +
+      `<p><a href="${escapeHtml(links.claim)}">${escapeHtml(links.claim)}</a></p>` +
+      `<p>The links expire in 1 hour. If you do neither, nobody can use the account until this address is confirmed.</p>`,
   };
 }
 
@@ -62,7 +72,7 @@ export function accountLockedMail(to: string, resetLink: string): Mail {
   };
 }
 
-/** Sent when a confirmation cleared a password the owner had not proved (see docs/accounts-security.md). */
+/** Sent when a claim cleared a password the owner had not proved (see docs/accounts-security.md). */
 export function passwordToSetMail(to: string, resetLink: string): Mail {
   return {
     to,

@@ -84,7 +84,11 @@ export class DemoteCommand extends CommandRunner {
   run([email]: string[]): Promise<void> {
     return writingAs(this.schema, async () => {
       const change = await this.admins.demote(email, audited(this.audit, 'demote', email));
-      out(change === 'changed' ? `Demoted ${email.trim()}` : `${email.trim()} is not an admin`);
+      out(
+        change === 'changed'
+          ? `Demoted ${email.trim()}; its tokens were revoked, so it logs in again`
+          : `${email.trim()} is not an admin`,
+      );
       if (this.admins.isListedAdmin(email)) {
         err(
           `Warning: ${email.trim()} is listed in SVC_ADMIN_EMAILS: a server started with that list still treats it ` +

@@ -32,7 +32,10 @@ export class TokenService {
     this.signingKey = jwtKey(config.jwt.secret);
   }
 
-  /** Signs a JWT for the user and records its hash; expired records of the user are swept. */
+  /**
+   * Signs a JWT for the user as the caller read it and records its hash under the user's
+   * credential generation; expired records of the user are swept.
+   */
   async issue(user: User): Promise<string> {
     const now = this.clock.now();
     const iat = Math.floor(now.getTime() / 1000);
@@ -53,6 +56,9 @@ export class TokenService {
       tokenHash: hashToken(token),
       expiresAt: new Date(payload.exp * 1000),
       createdAt: now,
+      // The generation of the row whose password was checked, not the current one: a change
+      // committed since then has raised it, and the guard refuses this token.
+      credentialGeneration: user.credentialGeneration,
     });
     return token;
   }

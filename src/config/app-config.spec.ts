@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       frontendPort: 8009,
       frontendUrl: null,
       bcryptCost: 12,
+      accountConfirmation: 'keep',
       adminEmails: [],
       communityPluginDir: join(dir, 'community-plugins'),
       pluginUploadMaxSize: 262144,
@@ -130,6 +131,7 @@ describe('loadConfig', () => {
       '0',
       'Invalid environment: PLUGIN_APPROVALS_REQUIRED must be an integer from 1 to 20',
     ],
+    ['ACCOUNT_CONFIRMATION', 'clear', 'Invalid environment: ACCOUNT_CONFIRMATION must be one of keep, claim'],
     [
       'PLUGIN_SELF_REVIEW',
       'sometimes',

@@ -49,6 +49,12 @@ export interface AppConfig {
   emailPattern: RegExp;
   passwordPattern: RegExp;
   bcryptCost: number;
+  /**
+   * `keep`: confirming an address keeps the password chosen at registration, and the mail
+   * offers the owner a claim link instead (see docs/accounts-security.md); `claim`: every
+   * confirmation is a claim (clears that password; the owner sets one through the OTP mail).
+   */
+  accountConfirmation: AccountConfirmation;
   adminEmails: string[];
   communityPluginDir: string;
   pluginUploadMaxSize: number;
@@ -89,6 +95,9 @@ export interface AppConfig {
   /** Origins allowed by CORS; empty turns CORS off. */
   corsOrigins: string[];
 }
+
+export const ACCOUNT_CONFIRMATION = ['keep', 'claim'] as const;
+export type AccountConfirmation = (typeof ACCOUNT_CONFIRMATION)[number];
 
 export const PLUGIN_SELF_REVIEW = ['forbidden', 'allowed'] as const;
 export type PluginSelfReview = (typeof PLUGIN_SELF_REVIEW)[number];
@@ -391,6 +400,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
     emailPattern: read(() => pattern(env, 'EMAIL_PATTERN', DEFAULT_EMAIL_PATTERN)),
     passwordPattern: read(() => pattern(env, 'PASSWORD_PATTERN', DEFAULT_PASSWORD_PATTERN)),
     bcryptCost: read(() => integer(env, 'BCRYPT_COST', 12, 4, 15)),
+    accountConfirmation: read(() => oneOf(env, 'ACCOUNT_CONFIRMATION', 'keep', ACCOUNT_CONFIRMATION)),
     adminEmails: (value(env, 'SVC_ADMIN_EMAILS') ?? '')
       .split(',')
       .map((email) => email.trim().toLowerCase())

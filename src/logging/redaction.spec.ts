@@ -15,6 +15,13 @@ describe('redactUrl', () => {
       '/api/v1/verify/confirm_email/[Redacted]',
     ],
     ['/email-verify/0f1e2d3c-aaaa-bbbb-cccc-000000000000', '/email-verify/[Redacted]'],
+    [
+      '/api/v1/verify/claim_email/0f1e2d3c-aaaa-bbbb-cccc-000000000000',
+      '/api/v1/verify/claim_email/[Redacted]',
+    ],
+    ['/email-claim/0f1e2d3c-aaaa-bbbb-cccc-000000000000', '/email-claim/[Redacted]'],
+    ['/api/v1/verify/claim%5Femail/0f1e2d3c', '/api/v1/verify/claim_email/[Redacted]'],
+    ['/email%2Dclaim/0f1e2d3c?x=1', '/email-claim/[Redacted]?x=1'],
     ['/Email-Verify/0f1e2d3c-aaaa/extra?x=1', '/Email-Verify/[Redacted]?x=1'],
     ['/api/v1/sessions/?active=true', '/api/v1/sessions/?active=true'],
     ['/x?PASSWORD=a#frag', '/x?PASSWORD=[Redacted]#frag'],

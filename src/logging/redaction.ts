@@ -35,11 +35,12 @@ const SECRET_PARAM_NAME = new RegExp(
 );
 const QUERY_PARAM = /([?&])([^=&#]*)(=?)([^&#]*)/g;
 /**
- * The activation key in the path (the API's, or the page's the mail links) is as good as a
+ * The activation key in the path (the API's, or the pages' the mail links, to confirm or to
+ * claim the address) is as good as a
  * password until it is used. Matched on the decoded path, as the router reads it:
  * `/api/v1/verify/confirm%5Femail/<key>` and `/email%2Dverify/<key>` reach the same handlers.
  */
-const SECRET_PATH = /(\/(?:verify\/confirm_email|email-verify)\/).*/is;
+const SECRET_PATH = /(\/(?:verify\/(?:confirm|claim)_email|email-(?:verify|claim))\/).*/is;
 
 /** A request URL as it may be logged: secret query values and the activation key replaced. */
 export function redactUrl(url: string): string {

@@ -2,12 +2,13 @@ import { HttpStatus, Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { EMAIL_VERIFY_PATH } from '../account/activation-link';
-import { AccountService } from '../account/account.service';
+import { EMAIL_CLAIM_PATH, EMAIL_VERIFY_PATH } from '../account/activation-link';
+import { AccountService, type ConfirmationAction } from '../account/account.service';
 import { isDatabaseUnavailable } from '../common/database-unavailable';
 import { PAGE_SCRIPT, PAGE_STYLE } from './assets';
 import {
   ASSET_PATH,
+  claimPage,
   confirmPage,
   DOCS_PATH,
   errorPage,
@@ -36,7 +37,8 @@ const logger = new Logger('Pages');
 /**
  * The small pages of the service itself, outside /api/v1: `/` names the documentation,
  * `/email-verify/<key>` is where the activation mail's link lands, and `/password-reset`
- * drives the public OTP endpoints. Plain Fastify routes like the Swagger UI's: they are no
+ * drives the public OTP endpoints; `/email-claim/<key>` is the activation mail's second link,
+ * where the owner of an address someone else registered secures it. Plain Fastify routes like the Swagger UI's: they are no
  * API operations (not in the OpenAPI document, no JSON envelopes) and leave every API route
  * as it is. They get the same headers as the API (helmet's CSP, no-store, X-Request-Id).
  */
@@ -67,22 +69,32 @@ export function servePages(app: NestFastifyApplication): void {
   // A wildcard rather than `:key`: a key past the router's parameter length, or one with a
   // slash in it, still gets this page instead of the API's JSON 404.
   const keyOf = (request: FastifyRequest) => (request.params as Record<string, string | undefined>)['*'];
-  for (const path of [EMAIL_VERIFY_PATH, `${EMAIL_VERIFY_PATH}/*`]) {
-    // Opening the link changes nothing: mail scanners fetch links before the person does, and
-    // would use up the single-use key. The page's button posts to the page's own address.
-    fastify.get(path, (request, reply) =>
-      isKeyShaped(keyOf(request))
-        ? reply.type(HTML).send(confirmPage())
-        : reply.code(HttpStatus.NOT_FOUND).type(HTML).send(invalidLinkPage()),
-    );
-    fastify.post(path, (request, reply) => verify(account, webClient, keyOf(request), reply));
+  const pages: Array<[string, ConfirmationAction, () => string]> = [
+    [EMAIL_VERIFY_PATH, 'confirm', confirmPage],
+    [EMAIL_CLAIM_PATH, 'claim', claimPage],
+  ];
+  for (const [base, action, page] of pages) {
+    for (const path of [base, `${base}/*`]) {
+      // Opening the link changes nothing: mail scanners fetch links before the person does, and
+      // would use up the single-use key. The page's button posts to the page's own address.
+      fastify.get(path, (request, reply) =>
+        isKeyShaped(keyOf(request))
+          ? reply.type(HTML).send(page())
+          : reply.code(HttpStatus.NOT_FOUND).type(HTML).send(invalidLinkPage()),
+      );
+      fastify.post(path, (request, reply) => verify(account, webClient, action, keyOf(request), reply));
+    }
   }
 }
 
-/** The same service call as `GET /api/v1/verify/confirm_email/<key>`: single use, 1 hour, one transaction. */
+/**
+ * The same service call as `GET /api/v1/verify/confirm_email/<key>` (or, for a claim, `POST
+ * /api/v1/verify/claim_email/<key>`): single use, 1 hour, one transaction.
+ */
 async function verify(
   account: AccountService,
   webClient: string | null,
+  action: ConfirmationAction,
   key: string | undefined,
   reply: FastifyReply,
 ): Promise<void> {
@@ -91,7 +103,7 @@ async function verify(
     return;
   }
   try {
-    const { answer, passwordToSet } = await account.confirmEmail(key);
+    const { answer, passwordToSet } = await account.confirmEmail(key, action);
     if (answer.message === 'Email Verified') {
       await reply.type(HTML).send(verifiedPage(passwordToSet, webClient));
     } else if (answer.message === 'Link Expired' && typeof answer.email === 'string') {

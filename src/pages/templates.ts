@@ -75,6 +75,34 @@ export function confirmPage(): string {
 }
 
 /**
+ * The activation mail's second link: whoever registered may not be the owner of the address,
+ * and the owner takes the account without the password that person chose.
+ */
+export function claimPage(): string {
+  return layout(
+    'Secure your email address',
+    section(
+      'Secure your email address',
+      [
+        text(
+          'Someone registered an account with your email address. If it was not you, press the button: ' +
+            'your address is confirmed and the account is yours, without the password whoever registered it chose, ' +
+            'and every login made with that password is signed out.',
+        ),
+        text(
+          'Then set your own password: we mail you a one-time password to this address for it. ' +
+            'If you did register the account yourself, use the other link of the mail instead and keep your password.',
+        ),
+      ],
+      `    <form method="post" id="claim-email">
+      <button type="submit">I did not register: secure this address</button>
+    </form>
+`,
+    ),
+  );
+}
+
+/**
  * With `passwordToSet`, the account has no password now: one chosen before this confirmation
  * was cleared (whoever registered the address may not be its owner), and the owner sets one.
  * `webClient`: FRONTEND_URL, the framework's web client, where people log in; else the API is the place.

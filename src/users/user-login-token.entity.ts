@@ -19,6 +19,10 @@ export class UserLoginToken {
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 
+  /** The user's credential generation as the login read it with the password it checked. */
+  @Column({ name: 'credential_generation', type: 'int', default: 0 })
+  credentialGeneration!: number;
+
   @ManyToOne(() => User, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'user_id' })
   user?: User;

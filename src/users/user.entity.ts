@@ -74,6 +74,13 @@ export class User {
   @Column({ name: 'locked_at', type: 'datetime', precision: 3, nullable: true })
   lockedAt!: Date | null;
 
+  /**
+   * Raised by every change that ends the user's sessions (UsersRepository.revokeAllTokens); a
+   * token is honoured only while it equals the generation the token was issued under.
+   */
+  @Column({ name: 'credential_generation', type: 'int', default: 0 })
+  credentialGeneration!: number;
+
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 }

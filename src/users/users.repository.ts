@@ -243,11 +243,25 @@ export class UsersRepository {
     await this.tokens.delete({ tokenHash });
   }
 
+  /**
+   * Ends every session of the user: the tokens recorded so far are deleted, and the credential
+   * generation is raised, so a token a login records later under the generation it read
+   * before this change is refused too (see ownerQuery).
+   */
   async revokeAllTokens(manager: EntityManager, userId: number): Promise<void> {
+    await manager
+      .createQueryBuilder()
+      .update(User)
+      .set({ credentialGeneration: () => 'credential_generation + 1' })
+      .where('id = :userId', { userId })
+      .execute();
     await manager.delete(UserLoginToken, { userId });
   }
 
-  /** One indexed lookup: the unique token_hash, then the user by primary key. */
+  /**
+   * One indexed lookup: the unique token_hash, then the user by primary key; a token of an
+   * older credential generation than its user's names no owner.
+   */
   ownerQuery(tokenHash: string) {
     return this.tokens
       .createQueryBuilder('token')
@@ -258,7 +272,8 @@ export class UsersRepository {
       .addSelect('user.is_active', 'isActive')
       .addSelect('user.deactivated_at', 'deactivatedAt')
       .addSelect('user.is_admin', 'isAdmin')
-      .where('token.token_hash = :tokenHash', { tokenHash });
+      .where('token.token_hash = :tokenHash', { tokenHash })
+      .andWhere('token.credential_generation = user.credential_generation');
   }
 
   /**

@@ -133,8 +133,13 @@ export class UsersService {
     return { change: changed ? 'changed' : 'unchanged', passwordCleared };
   }
 
+  /** The account's tokens end with the role they were issued under. */
   demote(email: string, record: ChangeRecorder): Promise<RoleChange> {
-    return this.changeIf(email, record, (manager, user) => this.users.demoteIfAdmin(manager, user.id));
+    return this.changeIf(email, record, async (manager, user) => {
+      if (!(await this.users.demoteIfAdmin(manager, user.id))) return false;
+      await this.users.revokeAllTokens(manager, user.id);
+      return true;
+    });
   }
 
   /** Takes the account out of service: login is refused and every token dies in the same transaction. */

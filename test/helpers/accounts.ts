@@ -101,8 +101,9 @@ export async function setPasswordByOtp(t: TestApp, smtp: SmtpSink, user: TestUse
 }
 
 /**
- * Registered and activated through the mailed link. Confirmation clears the password chosen
- * at registration (the owner had not proved it), so the owner sets it again by OTP.
+ * Registered and activated through the mailed link, then the password set again by OTP: a
+ * confirmation clears the password chosen at registration for an admin address (and under
+ * ACCOUNT_CONFIRMATION=claim), and keeps it otherwise, so this one helper serves every user.
  */
 export async function registerAndActivate(t: TestApp, smtp: SmtpSink, user: TestUser): Promise<void> {
   await register(t, user);

@@ -80,6 +80,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/verify/claim_email/{keyValue}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Secure the address of an emailed link key: activate the account without the registration's password (the owner sets one through the OTP mail)
+         * @description Messages: `Email Verified`, `Link Expired`, `Invalid Link`.
+         */
+        post: operations["AccountController_verifyClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/generate/otp": {
         parameters: {
             query?: never;
@@ -1408,6 +1428,73 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AccountResponse"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    AccountController_verifyClaim: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyValue: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success or failure, told by `status` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountResponse"];
+                };
+            };
+            /** @description `Malformed request body` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description A body of a type the API does not read; the message names the types it reads */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
                 };
             };
             /** @description `Internal server error`, with the `error_id` under which it was logged */
