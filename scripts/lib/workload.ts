@@ -198,9 +198,9 @@ export function expectMessage(step: string, result: HttpResult, message: string)
 }
 
 /**
- * Registered, activated through the mailed link, its password set by the mailed OTP (a
- * confirmation keeps no password: anyone could have registered the address), logged in: the
- * path a person takes, so the account is an ordinary one.
+ * Registered, activated through the mailed link, its password set again by the mailed OTP (a
+ * confirmation keeps it, except for an admin address, which the scripts sign up here too),
+ * logged in: the path a person takes, so the account is an ordinary one.
  */
 export async function signUp(
   client: HttpClient,
