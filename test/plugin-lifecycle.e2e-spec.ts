@@ -515,7 +515,11 @@ describe('plugin lifecycle', () => {
       const clean = await svcAdmin(t, ['plugins', 'verify']);
       expect(clean).toMatchObject({
         code: 0,
-        stdout: expect.stringMatching(/^\d+ approved plugin file\(s\) match their digests\n$/),
+        stdout: expect.stringMatching(
+          new RegExp(
+            `^\\d+ approved plugin file\\(s\\) in ${t.config.communityPluginDir} match their digests\n$`,
+          ),
+        ),
       });
 
       const file = await fileOf(t, id);
@@ -536,6 +540,9 @@ describe('plugin lifecycle', () => {
       const dirty = await svcAdmin(t, ['plugins', 'verify']);
       expect(dirty.code).toBe(1);
       expect(dirty.stderr).toContain(`Plugin ${id} (Altered later): ${file.split('/').pop()} differs`);
+      expect(dirty.stderr).toContain(
+        `1 of ${clean.stdout.split(' ')[0]} approved plugin file(s) in ${t.config.communityPluginDir} are missing or differ from their digests\n`,
+      );
 
       writeFileSync(file, original);
       expect((await t.app.get(PluginFileReconciler).reconcile()).unaltered).toEqual([id]);
