@@ -376,10 +376,18 @@ describe('plugin lifecycle', () => {
       );
       await as(t, boss).post(`community-plugins/${id}/approve/`).expect(200);
       const hostile = await postVersion(t, alice, id, { version: '2.0.0' }, HOSTILE_SOURCE).expect(422);
-      expect(hostile.body).toMatchObject({
+      // The shape docs/api.md gives a refused version: the findings at the top and as data.errors.
+      expect(hostile.body).toEqual({
         status: 'fail',
         message: 'Plugin failed validation',
-        data: { errors: expect.any(Array) },
+        errors: [
+          { rule: 'forbidden-import', message: "Import of forbidden module 'os'", line: 1, column: 8 },
+        ],
+        data: {
+          errors: [
+            { rule: 'forbidden-import', message: "Import of forbidden module 'os'", line: 1, column: 8 },
+          ],
+        },
       });
       // Nothing was kept of the refused versions.
       const rows = (await t.dataSource.query('SELECT version FROM plugin_versions WHERE plugin_id = ?', [
