@@ -12,7 +12,7 @@ import { accountFail } from './helpers/envelopes';
 const ROOT = join(__dirname, '..');
 
 // Each svc-admin run is a Node process that loads Nest and opens the database: about 2 s.
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
 
 interface CliResult {
   code: number;
