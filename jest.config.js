@@ -1,3 +1,4 @@
+const { availableParallelism } = require('node:os');
 const builtWorkers = require('./test/built-workers');
 const esmPackages = ['@nestjs', 'nodemailer', 'otplib', '@otplib', '@noble', '@scure', 'uid'];
 const shared = {
@@ -12,10 +13,18 @@ const shared = {
   moduleNameMapper: builtWorkers.moduleNameMapper,
 };
 module.exports = {
-  // The e2e specs run a real app on real databases with bcrypt: on a busy machine a hook's
-  // set-up can take more than Jest's default 5 s. Nothing waits on purpose; a hang still fails.
-  testTimeout: 30_000,
-  globalSetup: '<rootDir>/test/built-workers.js',
+  // The e2e specs run a real app on real databases with bcrypt, files side by side: on a busy
+  // machine a hook's set-up (an app booted, users signed up) took more than 30 s. Nothing waits
+  // on purpose; a hang still fails.
+  testTimeout: 90_000,
+  // Spec files run side by side on SQLite: each app has database files and a temporary
+  // directory of its own, and the blocks on the one Redis database take turns
+  // (describeWithTestRedis). A file spends most of its time waiting on Python, bcrypt threads
+  // and API processes, so one worker more than cores. On MySQL/MariaDB (TEST_DATABASE_URL)
+  // every file empties the same database: one file at a time.
+  maxWorkers: process.env.TEST_DATABASE_URL ? 1 : availableParallelism() + 1,
+  globalSetup: '<rootDir>/test/global-setup.js',
+  globalTeardown: '<rootDir>/test/global-teardown.js',
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     {

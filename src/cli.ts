@@ -1,11 +1,34 @@
 import 'reflect-metadata';
 import { CommandFactory } from 'nest-commander';
 import { AdminCliModule } from './admin-cli/admin-cli.module';
+import { answerWithoutRunning } from './admin-cli/command-line';
 import { ConfigError } from './config/app-config';
-import { configFromEnvironment } from './config/environment';
+import { configFromEnvironment, dataLocations } from './config/environment';
+
+/** The end of `svc-admin --help`: what it acts on, and how to choose another. */
+function whereHelp(): string {
+  const where = dataLocations();
+  return [
+    '',
+    `Database: ${where.database} (${where.databaseFrom})`,
+    `Plugin files: ${where.pluginDir} (${where.pluginDirFrom})`,
+    '',
+    'Relative paths are from the working directory. To act on another database, set DATABASE_URL',
+    '(sqlite:<path> or mysql://user:pass@host:3306/db) and COMMUNITY_PLUGIN_DIR as the API has them,',
+    'in the environment or in .env in the working directory, e.g.',
+    '  DATABASE_URL=sqlite:/srv/svc/svc.sqlite npx svc-admin list',
+  ].join('\n');
+}
 
 /** `svc-admin promote|demote|deactivate|activate <EMAIL>`, `svc-admin list`: exit status 0 on success, 1 on any failure. */
 async function main(): Promise<void> {
+  // Help and mistakes are answered before the settings (which make keys under data/) and the
+  // database (which SQLite creates on opening): they leave nothing behind.
+  const answered = answerWithoutRunning(process.argv.slice(2), whereHelp());
+  if (answered !== null) {
+    process.exitCode = answered;
+    return;
+  }
   let config;
   try {
     config = configFromEnvironment();

@@ -13,7 +13,7 @@ import type { ApiProcess } from './helpers/api-process';
 import { newUser, signUp, TestUser } from './helpers/accounts';
 import { emptyDatabase, testDatabaseUrl } from './helpers/database';
 import { accountFail, okMessage as ok } from './helpers/envelopes';
-import { describeNeeding, redisLack, testRedisUrl } from './helpers/prerequisites';
+import { describeWithTestRedis, testRedisUrl } from './helpers/prerequisites';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
@@ -343,7 +343,7 @@ describe('strangers cannot spend a reset or lock an owner out (limits in the pro
   lockoutProperties(() => ({ RATE_LIMIT: 'on' }), { clock: true });
 });
 
-describeNeeding(redisLack(), 'strangers cannot spend a reset or lock an owner out (limits in Redis)', () => {
+describeWithTestRedis('strangers cannot spend a reset or lock an owner out (limits in Redis)', () => {
   const redisUrl = testRedisUrl();
   const redis = new Redis(redisUrl, { lazyConnect: true });
   beforeAll(async () => {
@@ -358,7 +358,7 @@ describeNeeding(redisLack(), 'strangers cannot spend a reset or lock an owner ou
 });
 
 /** Two API processes on one database and one Redis: one lock, one mail, one pending code across them. */
-describeNeeding(redisLack(), 'across two replicas sharing Redis', () => {
+describeWithTestRedis('across two replicas sharing Redis', () => {
   const redisUrl = testRedisUrl();
   const redis = new Redis(redisUrl, { lazyConnect: true });
   const smtp = new SmtpSink();

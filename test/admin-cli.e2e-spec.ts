@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { login, register, setPasswordByOtp, STRONG_PASSWORD } from './helpers/accounts';
@@ -12,7 +12,7 @@ import { accountFail } from './helpers/envelopes';
 const ROOT = join(__dirname, '..');
 
 // Each svc-admin run is a Node process that loads Nest and opens the database: about 2 s.
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
 
 interface CliResult {
   code: number;
@@ -54,6 +54,112 @@ const isAdminInDatabase = async (t: TestApp, email: string): Promise<boolean> =>
   }>;
   return Boolean(Number(row.is_admin));
 };
+
+/** svc-admin in a working directory of its own, with no setting but PATH and `env`. */
+function svcAdminIn(cwd: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(ROOT, 'bin/svc-admin.js'), ...args],
+      { cwd, env: { PATH: process.env.PATH, ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+const USAGE = `Usage: svc-admin [options] [command]
+
+Options:
+  -h, --help          display help for command
+
+Commands:
+  promote <email>     Make the user with this email an admin
+  demote <email>      Take admin rights from the user with this email
+  deactivate <email>  Take the account out of service: login refused, every
+                      token revoked
+  activate <email>    Put a deactivated account back in service
+  list                List the admins, one per line: id, email and name,
+                      tab-separated
+  plugins             Plugin files: verify
+  audit               The audit log: verify
+  help [command]      display help for command
+`;
+
+const whereHelp = (database: string, pluginDir: string) => `
+Database: ${database}
+Plugin files: ${pluginDir}
+
+Relative paths are from the working directory. To act on another database, set DATABASE_URL
+(sqlite:<path> or mysql://user:pass@host:3306/db) and COMMUNITY_PLUGIN_DIR as the API has them,
+in the environment or in .env in the working directory, e.g.
+  DATABASE_URL=sqlite:/srv/svc/svc.sqlite npx svc-admin list
+`;
+
+describe('svc-admin help and mistakes: answered without settings or database, nothing written', () => {
+  let cwd: string;
+  beforeEach(() => {
+    cwd = mkdtempSync(join(tmpdir(), 'svc-cli-help-'));
+  });
+  afterEach(() => rmSync(cwd, { recursive: true, force: true }));
+
+  it('--help names the database it acts on (the default) and how to choose one; no file is made', async () => {
+    const defaults = whereHelp(
+      'sqlite:data/svc.sqlite (the default)',
+      'data/community-plugins (the default)',
+    );
+    expect(await svcAdminIn(cwd, ['--help'])).toEqual({ code: 0, stdout: USAGE + defaults, stderr: '' });
+    expect(await svcAdminIn(cwd, ['help'])).toEqual({ code: 0, stdout: USAGE + defaults, stderr: '' });
+    // No command: the same help, as an error.
+    expect(await svcAdminIn(cwd, [])).toEqual({ code: 1, stdout: '', stderr: USAGE + defaults });
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it('--help names DATABASE_URL and COMMUNITY_PLUGIN_DIR when set, from the environment or .env, without the password', async () => {
+    expect(
+      (await svcAdminIn(cwd, ['--help'], { DATABASE_URL: 'mysql://svc:s3cret@db.internal:3306/svc' })).stdout,
+    ).toBe(
+      USAGE +
+        whereHelp(
+          'mysql://svc:***@db.internal:3306/svc (DATABASE_URL)',
+          'data/community-plugins (the default)',
+        ),
+    );
+    writeFileSync(
+      join(cwd, '.env'),
+      'DATABASE_URL=sqlite:/srv/svc.sqlite\nCOMMUNITY_PLUGIN_DIR=/srv/plugins\n',
+    );
+    expect((await svcAdminIn(cwd, ['--help'])).stdout).toBe(
+      USAGE + whereHelp('sqlite:/srv/svc.sqlite (DATABASE_URL)', '/srv/plugins (COMMUNITY_PLUGIN_DIR)'),
+    );
+    expect(readdirSync(cwd)).toEqual(['.env']);
+  });
+
+  it('a mistyped command, a missing argument or a command without its subcommand: exit 1, nothing made', async () => {
+    expect(await svcAdminIn(cwd, ['promte', 'a@example.com'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: "error: unknown command 'promte'\n(Did you mean promote?)\n",
+    });
+    expect(await svcAdminIn(cwd, ['promote'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: "error: missing required argument 'email'\n",
+    });
+    const plugins = await svcAdminIn(cwd, ['plugins']);
+    expect(plugins.code).toBe(1);
+    expect(plugins.stderr).toMatch(/^Usage: svc-admin plugins \[options\] \[command\]\n/);
+    expect(plugins.stderr).toContain('Hash every approved plugin file in COMMUNITY_PLUGIN_DIR and');
+    expect(await svcAdminIn(cwd, ['help', 'promote'])).toEqual({
+      code: 0,
+      stdout:
+        'Usage: svc-admin promote [options] <email>\n\nMake the user with this email an admin\n\nOptions:\n  -h, --help  display help for command\n',
+      stderr: '',
+    });
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+});
 
 describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
   const smtp = new SmtpSink();

@@ -16,7 +16,7 @@ import { chromiumLack, chromiumPath, describeNeeding } from './helpers/prerequis
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
 
 const HOUR_MS = 60 * 60 * 1000;
 const CHROMIUM_ARGS = [

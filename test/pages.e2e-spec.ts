@@ -3,9 +3,6 @@ import { accountFail, okMessage } from './helpers/envelopes';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
-// Two of these tests start apps of their own (migrations included, on MariaDB too).
-jest.setTimeout(30_000);
-
 const HOUR_MS = 60 * 60 * 1000;
 const UNKNOWN_KEY = '00000000-0000-4000-8000-000000000000';
 

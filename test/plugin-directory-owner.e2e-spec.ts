@@ -52,8 +52,6 @@ describe('a plugin directory belongs to one database', () => {
       dataDir: tempDir('svc-owner-data-'),
       smtp,
       env: { COMMUNITY_PLUGIN_DIR: directory, PLUGIN_FILE_GRACE_SECONDS: '0' },
-      // The refusals are expected; their log line is checked by the start-up test.
-      logger: [],
     });
     apps.push(app);
     return app;

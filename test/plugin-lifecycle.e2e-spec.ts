@@ -376,10 +376,18 @@ describe('plugin lifecycle', () => {
       );
       await as(t, boss).post(`community-plugins/${id}/approve/`).expect(200);
       const hostile = await postVersion(t, alice, id, { version: '2.0.0' }, HOSTILE_SOURCE).expect(422);
-      expect(hostile.body).toMatchObject({
+      // The shape docs/api.md gives a refused version: the findings at the top and as data.errors.
+      expect(hostile.body).toEqual({
         status: 'fail',
         message: 'Plugin failed validation',
-        data: { errors: expect.any(Array) },
+        errors: [
+          { rule: 'forbidden-import', message: "Import of forbidden module 'os'", line: 1, column: 8 },
+        ],
+        data: {
+          errors: [
+            { rule: 'forbidden-import', message: "Import of forbidden module 'os'", line: 1, column: 8 },
+          ],
+        },
       });
       // Nothing was kept of the refused versions.
       const rows = (await t.dataSource.query('SELECT version FROM plugin_versions WHERE plugin_id = ?', [
@@ -515,7 +523,11 @@ describe('plugin lifecycle', () => {
       const clean = await svcAdmin(t, ['plugins', 'verify']);
       expect(clean).toMatchObject({
         code: 0,
-        stdout: expect.stringMatching(/^\d+ approved plugin file\(s\) match their digests\n$/),
+        stdout: expect.stringMatching(
+          new RegExp(
+            `^\\d+ approved plugin file\\(s\\) in ${t.config.communityPluginDir} match their digests\n$`,
+          ),
+        ),
       });
 
       const file = await fileOf(t, id);
@@ -536,6 +548,9 @@ describe('plugin lifecycle', () => {
       const dirty = await svcAdmin(t, ['plugins', 'verify']);
       expect(dirty.code).toBe(1);
       expect(dirty.stderr).toContain(`Plugin ${id} (Altered later): ${file.split('/').pop()} differs`);
+      expect(dirty.stderr).toContain(
+        `1 of ${clean.stdout.split(' ')[0]} approved plugin file(s) in ${t.config.communityPluginDir} are missing or differ from their digests\n`,
+      );
 
       writeFileSync(file, original);
       expect((await t.app.get(PluginFileReconciler).reconcile()).unaltered).toEqual([id]);

@@ -82,7 +82,7 @@ describe('re-check of approved plugins when the rules change', () => {
     const digest = sha(HOSTILE_SOURCE);
     writeFileSync(join(pluginDir, row.file_path), HOSTILE_SOURCE);
     // Its reconciler marks the replaced file altered (logged): the mark is cleared below.
-    const seed = await bootApp({ databaseUrl: url, dataDir: dirname(pluginDir), smtp, env, logger: [] });
+    const seed = await bootApp({ databaseUrl: url, dataDir: dirname(pluginDir), smtp, env });
     await seed.app.get(PluginRecheckService).settled();
     await seed.dataSource.query('DELETE FROM plugin_rechecks');
     await seed.dataSource.query('UPDATE user_plugins SET sha256 = ?, file_altered_at = NULL WHERE id = ?', [
@@ -112,7 +112,7 @@ describe('re-check of approved plugins when the rules change', () => {
     await seed.close();
 
     logs = jest.spyOn(Logger.prototype, 'log');
-    t = await bootApp({ databaseUrl: url, dataDir: dirname(pluginDir), smtp, env, logger: ['log', 'error'] });
+    t = await bootApp({ databaseUrl: url, dataDir: dirname(pluginDir), smtp, env });
     await t.app.get(PluginRecheckService).settled();
   });
   afterAll(async () => {

@@ -11,7 +11,7 @@ import { freePort, post, PostAnswer, startApiProcess } from './helpers/api-proce
 import type { ApiProcess } from './helpers/api-process';
 import { setPasswordByOtp, signUp } from './helpers/accounts';
 import { emptyDatabase, testDatabaseUrl } from './helpers/database';
-import { describeNeeding, redisLack, testRedisUrl } from './helpers/prerequisites';
+import { describeWithTestRedis, testRedisUrl } from './helpers/prerequisites';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 import { accountFail } from './helpers/envelopes';
@@ -208,7 +208,7 @@ describe('RATE_LIMIT=off', () => {
 });
 
 /** Two API processes on one database and one Redis: the limits are the replicas' together. */
-describeNeeding(redisLack(), 'limits shared by replicas through Redis', () => {
+describeWithTestRedis('limits shared by replicas through Redis', () => {
   const redisUrl = testRedisUrl();
   const redis = new Redis(redisUrl, { lazyConnect: true });
   let replicas: ApiProcess[] = [];

@@ -244,13 +244,13 @@ describe('start-up settings', () => {
     );
   });
 
-  it('reads .env in the working directory; the environment wins over it', async () => {
+  it('reads .env in the working directory; the environment wins over it; a line it cannot use is named', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-dotenv-'));
     const port = await freePort();
     const database = join(dir, 'from-dotenv.sqlite');
     writeFileSync(
       join(dir, '.env'),
-      `# a developer's settings\nPORT=${port}\nDATABASE_URL="sqlite:${database}"\nLOG_LEVEL=silent\n`,
+      `# a developer's settings\nPORT=${port}\nexport DATABASE_URL="sqlite:${database}"\nLOG_LEVEL=silent\nJWT_SECRET\n`,
     );
     // PORT and LOG_LEVEL come from the environment as well: theirs are the ones used.
     api = await spawnApiProcess({ LOG_LEVEL: 'info' }, { cwd: dir });
@@ -258,6 +258,8 @@ describe('start-up settings', () => {
     expect(api.stdout()).toContain(`svc-api listening on http://127.0.0.1:${api.port} (SQLite ${database})`);
     expect(api.port).not.toBe(port);
     expect(await status(api.port, '/api/v1/health/ready')).toBe(200);
+    // A line it cannot use is named at start-up, not dropped without a word.
+    expect(api.stderr()).toBe('Warning: .env ignored: line 5 has no "=" (NAME=value expected)\n');
   });
 
   it('LOG_FORMAT=pretty: readable lines, requests included, secrets still redacted', async () => {

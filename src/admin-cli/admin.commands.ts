@@ -1,4 +1,5 @@
 import { Command, CommandRunner } from 'nest-commander';
+import { COMMANDS } from './command-specs';
 import { SchemaMigrator } from '../database/schema-migrator';
 import { PASSWORD_RESET_PATH } from '../users/account-paths';
 import { ChangeRecorder, UnknownEmailError, UsersService } from '../users/users.service';
@@ -36,7 +37,7 @@ async function writingAs(schema: SchemaMigrator, action: () => Promise<void>): P
   }
 }
 
-@Command({ name: 'promote', arguments: '<email>', description: 'Make the user with this email an admin' })
+@Command(COMMANDS.promote)
 export class PromoteCommand extends CommandRunner {
   constructor(
     private readonly admins: UsersService,
@@ -67,11 +68,7 @@ export class PromoteCommand extends CommandRunner {
   }
 }
 
-@Command({
-  name: 'demote',
-  arguments: '<email>',
-  description: 'Take admin rights from the user with this email',
-})
+@Command(COMMANDS.demote)
 export class DemoteCommand extends CommandRunner {
   constructor(
     private readonly admins: UsersService,
@@ -99,11 +96,7 @@ export class DemoteCommand extends CommandRunner {
   }
 }
 
-@Command({
-  name: 'deactivate',
-  arguments: '<email>',
-  description: 'Take the account out of service: login refused, every token revoked',
-})
+@Command(COMMANDS.deactivate)
 export class DeactivateCommand extends CommandRunner {
   constructor(
     private readonly admins: UsersService,
@@ -121,7 +114,7 @@ export class DeactivateCommand extends CommandRunner {
   }
 }
 
-@Command({ name: 'activate', arguments: '<email>', description: 'Put a deactivated account back in service' })
+@Command(COMMANDS.activate)
 export class ActivateCommand extends CommandRunner {
   constructor(
     private readonly admins: UsersService,
@@ -145,7 +138,7 @@ export class ActivateCommand extends CommandRunner {
   }
 }
 
-@Command({ name: 'list', description: 'List the admins, one per line: id, email and name, tab-separated' })
+@Command(COMMANDS.list)
 export class ListCommand extends CommandRunner {
   constructor(private readonly admins: UsersService) {
     super();

@@ -1,4 +1,8 @@
+import { Inject } from '@nestjs/common';
 import { Command, CommandRunner, SubCommand } from 'nest-commander';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { COMMANDS } from './command-specs';
 import { AuditLog } from '../audit/audit-log.service';
 import { PluginDigestCheck } from '../community-plugins/plugin-digest-check';
 
@@ -6,28 +10,32 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`${line}\n`);
 
 /** Read-only checks: nothing is migrated or written. Exit 0 when all is well, 1 naming what is not. */
-@SubCommand({
-  name: 'verify',
-  description: 'Hash every approved plugin file and compare it with its approved digest',
-})
+@SubCommand(COMMANDS.pluginsVerify)
 export class PluginsVerifyCommand extends CommandRunner {
-  constructor(private readonly digests: PluginDigestCheck) {
+  constructor(
+    private readonly digests: PluginDigestCheck,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
     super();
   }
 
   async run(): Promise<void> {
     const { checked, problems } = await this.digests.verify();
+    // The directory read: a wrong COMMUNITY_PLUGIN_DIR shows as every file missing.
+    const where = `in ${this.config.communityPluginDir}`;
     if (problems.length === 0) {
-      out(`${checked} approved plugin file(s) match their digests`);
+      out(`${checked} approved plugin file(s) ${where} match their digests`);
       return;
     }
     for (const problem of problems) err(problem);
-    err(`${problems.length} of ${checked} approved plugin file(s) are missing or differ from their digests`);
+    err(
+      `${problems.length} of ${checked} approved plugin file(s) ${where} are missing or differ from their digests`,
+    );
     process.exitCode = 1;
   }
 }
 
-@Command({ name: 'plugins', description: 'Plugin files: verify', subCommands: [PluginsVerifyCommand] })
+@Command({ ...COMMANDS.plugins, subCommands: [PluginsVerifyCommand] })
 export class PluginsCommand extends CommandRunner {
   run(): Promise<void> {
     err('Usage: svc-admin plugins verify');
@@ -36,7 +44,7 @@ export class PluginsCommand extends CommandRunner {
   }
 }
 
-@SubCommand({ name: 'verify', description: 'Check that every audit entry follows the hash chain' })
+@SubCommand(COMMANDS.auditVerify)
 export class AuditVerifyCommand extends CommandRunner {
   constructor(private readonly audit: AuditLog) {
     super();
@@ -53,7 +61,7 @@ export class AuditVerifyCommand extends CommandRunner {
   }
 }
 
-@Command({ name: 'audit', description: 'The audit log: verify', subCommands: [AuditVerifyCommand] })
+@Command({ ...COMMANDS.audit, subCommands: [AuditVerifyCommand] })
 export class AuditCommand extends CommandRunner {
   run(): Promise<void> {
     err('Usage: svc-admin audit verify');

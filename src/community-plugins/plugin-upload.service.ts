@@ -69,8 +69,6 @@ export class PluginUploadService {
       });
     if (!verdict.ok) throw failedValidation(verdict.violations);
 
-    await this.checkSource(uploader, file);
-
     const now = this.clock.now();
     const plugin = this.plugins.create({
       name: metadata.name,

@@ -116,6 +116,10 @@ export const DEFAULT_PASSWORD_PATTERN =
 
 const DEFAULT_DATA_DIR = 'data';
 
+/** Where the data lives without DATABASE_URL and COMMUNITY_PLUGIN_DIR (relative to the working directory). */
+export const defaultDatabaseUrl = (dataDir = DEFAULT_DATA_DIR) => `sqlite:${join(dataDir, 'svc.sqlite')}`;
+export const defaultPluginDir = (dataDir = DEFAULT_DATA_DIR) => join(dataDir, 'community-plugins');
+
 /**
  * Bad settings stop the boot; the message names every bad variable and what it must be, in
  * one line (`Invalid environment: A must be ...; B must be ...`).
@@ -379,9 +383,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
     production,
     port,
     host: value(env, 'HOST') ?? '127.0.0.1',
-    database: read(() =>
-      parseDatabaseUrl(value(env, 'DATABASE_URL') ?? `sqlite:${join(dataDir, 'svc.sqlite')}`),
-    ),
+    database: read(() => parseDatabaseUrl(value(env, 'DATABASE_URL') ?? defaultDatabaseUrl(dataDir))),
     databaseQueryTimeoutMs: read(() => integer(env, 'DATABASE_QUERY_TIMEOUT_SECONDS', 5, 1, 300) * 1000),
     databaseStartupWaitMs: read(() => integer(env, 'DATABASE_STARTUP_WAIT_SECONDS', 60, 0, 3600) * 1000),
     shutdownGraceMs: read(() => integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600) * 1000),
@@ -405,7 +407,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
       .split(',')
       .map((email) => email.trim().toLowerCase())
       .filter((email) => email !== ''),
-    communityPluginDir: value(env, 'COMMUNITY_PLUGIN_DIR') ?? join(dataDir, 'community-plugins'),
+    communityPluginDir: value(env, 'COMMUNITY_PLUGIN_DIR') ?? defaultPluginDir(dataDir),
     pluginUploadMaxSize: read(() => integer(env, 'PLUGIN_UPLOAD_MAX_SIZE', 262_144, 1, 16 * 1024 * 1024)),
     pluginUploadsPerHour: read(() => integer(env, 'PLUGIN_UPLOADS_PER_HOUR', 30, 1, 1_000_000)),
     pluginMaxPendingPerUser: read(() => integer(env, 'PLUGIN_MAX_PENDING_PER_USER', 10, 1, 1_000_000)),

@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import { MemoryRateLimitStore, RateLimitStore } from './rate-limit-store';
 import { RedisRateLimitStore } from './redis-rate-limit-store';
 
-import { describeNeeding, redisLack, testRedisUrl } from '../../test/helpers/prerequisites';
+import { describeWithTestRedis, testRedisUrl } from '../../test/helpers/prerequisites';
 
 const REDIS_URL = testRedisUrl();
 
@@ -40,7 +40,7 @@ describe('MemoryRateLimitStore', () => {
   });
 });
 
-describeNeeding(redisLack(), 'RedisRateLimitStore (the test suite’s Redis database)', () => {
+describeWithTestRedis('RedisRateLimitStore (the test suite’s Redis database)', () => {
   // Connected in beforeAll only: a block skipped for want of Redis must not leave a client retrying.
   const redis = new Redis(REDIS_URL, { lazyConnect: true });
   let store: RedisRateLimitStore;

@@ -1,8 +1,8 @@
 /**
  * What some tests need from outside npm: Debian's chromium (the page tests), a Redis server
  * (the shared rate limits), and mount (the storage faults, as root). `npm test` first runs
- * prepare() (its pretest), which installs chromium and starts a loopback Redis where the
- * machine allows; a test that still lacks something is skipped with one line naming it and
+ * prepare() (its pretest), which installs chromium (unless SVC_TEST_NO_APT=1) and starts a
+ * loopback Redis where the machine allows; a test that still lacks something is skipped with one line naming it and
  * its remedy, or fails when SVC_TEST_REQUIRE_ALL=1 (CI sets it, so CI runs them all).
  *
  * Where they are looked for is settable: SVC_TEST_CHROMIUM (a path; default chromium or
@@ -10,7 +10,8 @@
  * suite's own database, emptied by the tests that use it; no other database is touched).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/15';
@@ -120,15 +121,74 @@ export function describeNeeding(lack: Lack | null, name: string, body: () => voi
   block.skip(name, body);
 }
 
-/** npm's pretest: installs chromium (as root, with apt-get) and starts a loopback Redis, when missing. */
+/** The lock on the run's Redis database: a directory (mkdir is atomic) holding the holder's pid. */
+const REDIS_LOCK = join(process.env.SVC_TEST_RUN_DIR ?? tmpdir(), 'svc-test-redis.lock');
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function lockTestRedis(): Promise<void> {
+  for (;;) {
+    try {
+      mkdirSync(REDIS_LOCK);
+      writeFileSync(join(REDIS_LOCK, 'pid'), String(process.pid));
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    let holder: number | null = null;
+    try {
+      holder = Number(readFileSync(join(REDIS_LOCK, 'pid'), 'utf8'));
+    } catch {
+      // Just made, its pid not written yet.
+    }
+    // A worker that died holding it (killed, crashed) does not stop the run.
+    if (holder !== null && holder !== process.pid && !alive(holder)) {
+      rmSync(REDIS_LOCK, { recursive: true, force: true });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/**
+ * `describeNeeding(redisLack(), ...)` for a block on the suite's one Redis database, which it
+ * empties: Jest's workers run spec files side by side, so such blocks take turns, each holding
+ * a lock of this run from before its own hooks until after them (Jest runs a block's beforeAll
+ * hooks, and its afterAll hooks, in the order they were declared).
+ */
+export function describeWithTestRedis(name: string, body: () => void): void {
+  describeNeeding(redisLack(), name, () => {
+    // Another block may hold it for the minutes two API processes take to start and finish.
+    beforeAll(lockTestRedis, 15 * 60_000);
+    body();
+    afterAll(() => rmSync(REDIS_LOCK, { recursive: true, force: true }));
+  });
+}
+
+/**
+ * npm's pretest: installs chromium (as root, with apt-get; not with SVC_TEST_NO_APT=1) and
+ * starts a loopback Redis, when missing.
+ */
 export function prepare(): void {
   if (
     chromiumLack() !== null &&
     !process.env.SVC_TEST_CHROMIUM &&
+    process.env.SVC_TEST_NO_APT !== '1' &&
     process.getuid?.() === 0 &&
     onPath('apt-get')
   ) {
-    process.stdout.write('pretest: chromium is missing; installing Debian’s chromium with apt-get\n');
+    // A system-wide install of this size is said before it starts, with the way around it.
+    process.stdout.write(
+      'pretest: installing Debian’s chromium with apt-get (about 120 MB to download, 400 MB on disk) ' +
+        'for the page tests in a browser; to skip it, set SVC_TEST_CHROMIUM to a chromium you have, ' +
+        'or SVC_TEST_NO_APT=1 to skip those tests\n',
+    );
     try {
       const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
       execFileSync('apt-get', ['update'], { stdio: 'ignore', env });

@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { mkdtempSync } from 'node:fs';
@@ -22,6 +23,69 @@ import { SmtpSink } from './smtp-sink';
 
 export const TEST_JWT_SECRET = 'e2e-secret-that-is-long-enough-for-hs256-0123456789';
 
+export interface LogEntry {
+  level: 'log' | 'error' | 'warn' | 'debug' | 'verbose' | 'fatal';
+  context: string | undefined;
+  message: string;
+}
+
+/**
+ * What the test apps log (Nest's logger: every `new Logger(context)` in the app) goes here,
+ * not to the terminal: a passing run prints nothing, and the errors a test provokes on
+ * purpose are kept for it to assert on (`appLog.take()`). SVC_TEST_LOG=1 prints them too.
+ */
+class CapturedLog implements LoggerService {
+  private entries: LogEntry[] = [];
+  private readonly print = process.env.SVC_TEST_LOG === '1';
+
+  log(message: unknown, ...params: unknown[]): void {
+    this.add('log', message, params);
+  }
+  error(message: unknown, ...params: unknown[]): void {
+    this.add('error', message, params);
+  }
+  warn(message: unknown, ...params: unknown[]): void {
+    this.add('warn', message, params);
+  }
+  debug(message: unknown, ...params: unknown[]): void {
+    this.add('debug', message, params);
+  }
+  verbose(message: unknown, ...params: unknown[]): void {
+    this.add('verbose', message, params);
+  }
+  fatal(message: unknown, ...params: unknown[]): void {
+    this.add('fatal', message, params);
+  }
+
+  /** The entries logged since the last take, at the given levels; they are removed. */
+  take(levels: Array<LogEntry['level']> = ['error', 'fatal', 'warn']): LogEntry[] {
+    const taken = this.entries.filter((entry) => levels.includes(entry.level));
+    this.entries = this.entries.filter((entry) => !levels.includes(entry.level));
+    return taken;
+  }
+
+  private add(level: LogEntry['level'], message: unknown, params: unknown[]): void {
+    const context = typeof params.at(-1) === 'string' ? (params.at(-1) as string) : undefined;
+    const text = message instanceof Error ? (message.stack ?? message.message) : String(message);
+    // Nest's framework lines at every boot (modules, routes) would only fill the buffer.
+    if (level === 'log' && context !== undefined && FRAMEWORK_CONTEXTS.has(context)) return;
+    this.entries.push({ level, context, message: text });
+    if (this.entries.length > 1000) this.entries.shift();
+    if (this.print) process.stderr.write(`${level.toUpperCase()} [${context ?? ''}] ${text}\n`);
+  }
+}
+
+const FRAMEWORK_CONTEXTS = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+]);
+
+/** The log of every test app this spec file starts (Nest's logger is one per process). */
+export const appLog = new CapturedLog();
+
 export interface TestApp {
   app: NestFastifyApplication;
   config: AppConfig;
@@ -35,7 +99,7 @@ export interface TestApp {
 
 /**
  * The real app, on a real database (SQLite, or MariaDB with TEST_DATABASE_URL) emptied
- * first, sending mail to `smtp` when given; only the clock is the test's.
+ * first, sending mail to `smtp` (or to a sink of its own); only the clock is the test's.
  */
 export async function createTestApp(
   options: { smtp?: SmtpSink; env?: Record<string, string | undefined> } = {},
@@ -54,9 +118,12 @@ export async function bootApp(options: {
   dataDir: string;
   smtp?: SmtpSink;
   env?: Record<string, string | undefined>;
-  logger?: Array<'log' | 'error' | 'warn'>;
 }): Promise<TestApp> {
-  const { smtp } = options;
+  // Without SMTP the app prints every mail on the test run's own stdout: an app given no sink
+  // gets one of its own, whose mail nobody reads (mail-fallback.e2e-spec tests the printing).
+  const ownSink = options.smtp ? null : new SmtpSink();
+  await ownSink?.start();
+  const smtp = options.smtp ?? ownSink!;
   const config = loadConfig(
     {
       DATABASE_URL: options.databaseUrl,
@@ -64,8 +131,8 @@ export async function bootApp(options: {
       BCRYPT_COST: '4',
       RATE_LIMIT: 'off',
       LOG_LEVEL: 'silent',
-      SMTP_HOST: smtp ? '127.0.0.1' : undefined,
-      SMTP_PORT: smtp ? String(smtp.port) : undefined,
+      SMTP_HOST: '127.0.0.1',
+      SMTP_PORT: String(smtp.port),
       SMTP_SECURE: 'false',
       SMTP_FROM: 'SVC <svc@test.local>',
       COMMUNITY_PLUGIN_DIR: join(options.dataDir, 'community-plugins'),
@@ -80,7 +147,7 @@ export async function bootApp(options: {
     .compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(config), {
     bodyParser: false,
-    logger: options.logger ?? ['error'],
+    logger: appLog,
   });
   await configureApp(app);
   checkAnswersAgainstOpenApi(app);
@@ -101,6 +168,9 @@ export async function bootApp(options: {
       do await app.get(Outbox).drain();
       while (await app.get(MailService).handedOffSettled());
     },
-    close: () => app.close(),
+    close: async () => {
+      await app.close();
+      await ownSink?.stop();
+    },
   };
 }

@@ -1,0 +1,48 @@
+/**
+ * svc-admin's commands, named once: the decorators of the Nest commands use them, and so does
+ * the check of the command line that runs before any setting is read or database opened.
+ */
+export const COMMANDS = {
+  promote: { name: 'promote', arguments: '<email>', description: 'Make the user with this email an admin' },
+  demote: {
+    name: 'demote',
+    arguments: '<email>',
+    description: 'Take admin rights from the user with this email',
+  },
+  deactivate: {
+    name: 'deactivate',
+    arguments: '<email>',
+    description: 'Take the account out of service: login refused, every token revoked',
+  },
+  activate: {
+    name: 'activate',
+    arguments: '<email>',
+    description: 'Put a deactivated account back in service',
+  },
+  list: { name: 'list', description: 'List the admins, one per line: id, email and name, tab-separated' },
+  plugins: { name: 'plugins', description: 'Plugin files: verify' },
+  pluginsVerify: {
+    name: 'verify',
+    description:
+      'Hash every approved plugin file in COMMUNITY_PLUGIN_DIR and compare it with its approved digest',
+  },
+  audit: { name: 'audit', description: 'The audit log: verify' },
+  auditVerify: { name: 'verify', description: 'Check that every audit entry follows the hash chain' },
+} as const;
+
+export interface CommandSpec {
+  name: string;
+  arguments?: string;
+  description: string;
+}
+
+/** The command tree as the user types it: top-level commands, each maybe with subcommands. */
+export const COMMAND_TREE: Array<CommandSpec & { subCommands?: CommandSpec[] }> = [
+  COMMANDS.promote,
+  COMMANDS.demote,
+  COMMANDS.deactivate,
+  COMMANDS.activate,
+  COMMANDS.list,
+  { ...COMMANDS.plugins, subCommands: [COMMANDS.pluginsVerify] },
+  { ...COMMANDS.audit, subCommands: [COMMANDS.auditVerify] },
+];

@@ -1,0 +1,13 @@
+// Removes the run's temporary directory (global-setup.js). A test that left a file system
+// mounted in it (the storage-fault tests unmount theirs) keeps it, and this says where.
+const { rmSync } = require('node:fs');
+
+module.exports = function globalTeardown() {
+  const dir = process.env.SVC_TEST_RUN_DIR;
+  if (!dir) return;
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  } catch (error) {
+    process.stderr.write(`could not remove the tests' temporary directory ${dir}: ${error.message}\n`);
+  }
+};
