@@ -4,6 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { DateUtils } from 'typeorm/util/DateUtils';
 import { firstVersions } from '../../migrations/1763692000000-PluginLifecycle';
+import { retryOnDeadlock } from '../database/deadlock';
 import { PluginVersion } from './plugin-version.entity';
 
 export interface VersionApproval {
@@ -82,6 +83,46 @@ export class PluginVersionsRepository {
       [versionId],
     )) as Array<{ cnt: number | string }>;
     return Number(row?.cnt ?? 0);
+  }
+
+  /**
+   * An admin fetched these bytes of the plugin (its source or a diff): recorded by the request
+   * that served them, one row per admin, plugin and digest (a later read only moves `read_at`).
+   */
+  async recordRead(
+    userId: number,
+    pluginId: number,
+    version: string,
+    sha256: string,
+    at: Date,
+  ): Promise<void> {
+    const manager = this.versions.manager;
+    const upsert =
+      manager.connection.options.type === 'mysql'
+        ? 'ON DUPLICATE KEY UPDATE version = VALUES(version), read_at = VALUES(read_at)'
+        : 'ON CONFLICT (plugin_id, sha256, user_id) DO UPDATE SET version = excluded.version, read_at = excluded.read_at';
+    await retryOnDeadlock(() =>
+      manager.query(
+        `INSERT INTO plugin_version_reads (user_id, plugin_id, version, sha256, read_at) VALUES (?, ?, ?, ?, ?) ${upsert}`,
+        [userId, pluginId, version, sha256, sqlDate(manager, at)],
+      ),
+    );
+  }
+
+  async hasRead(manager: EntityManager, userId: number, pluginId: number, sha256: string): Promise<boolean> {
+    const rows = (await manager.query(
+      'SELECT 1 AS found FROM plugin_version_reads WHERE plugin_id = ? AND sha256 = ? AND user_id = ?',
+      [pluginId, sha256, userId],
+    )) as unknown[];
+    return rows.length > 0;
+  }
+
+  /** A rejection ends every read of the bytes it rejected: approving them again takes a read made since. */
+  async dropReads(manager: EntityManager, pluginId: number, sha256: string): Promise<void> {
+    await manager.query('DELETE FROM plugin_version_reads WHERE plugin_id = ? AND sha256 = ?', [
+      pluginId,
+      sha256,
+    ]);
   }
 
   /** A rejection ends the round: a later re-approval starts counting again (the audit log keeps the history). */

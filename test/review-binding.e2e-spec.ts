@@ -1,0 +1,289 @@
+import { createHash } from 'node:crypto';
+import { fail } from './helpers/envelopes';
+import {
+  benignPlugin,
+  marketplaceApp,
+  readThenApprove,
+  SignedInUser,
+  upload,
+  validFields,
+} from './helpers/marketplace';
+import { SmtpSink } from './helpers/smtp-sink';
+import type { TestApp } from './helpers/test-app';
+
+type Row = Record<string, unknown>;
+const sha = (content: Buffer) => createHash('sha256').update(content).digest('hex');
+const dataOf = <T = Row>(response: { body: unknown }) => (response.body as { data: T }).data;
+
+jest.setTimeout(180_000);
+
+/** Reviewers' calls on one app. */
+function client(t: TestApp) {
+  const api = (path: string) => `/api/v1/community-plugins/${path}`;
+  const as = (user: SignedInUser) => ({
+    get: (path: string) => t.http().get(api(path)).set('Authorization', `Bearer ${user.token}`),
+    post: (path: string) => t.http().post(api(path)).set('Authorization', `Bearer ${user.token}`),
+  });
+  return {
+    as,
+    source: (user: SignedInUser, id: unknown, query = '') => as(user).get(`${String(id)}/source/${query}`),
+    approve: (user: SignedInUser, id: unknown, body?: Record<string, string>) => {
+      const call = as(user).post(`${String(id)}/approve/`);
+      return body ? call.send(body) : call;
+    },
+    reject: (user: SignedInUser, id: unknown, reason: string, body: Record<string, string> = {}) =>
+      as(user)
+        .post(`${String(id)}/reject/`)
+        .send({ reason, ...body }),
+    async uploaded(user: SignedInUser, name: string, file: Buffer): Promise<number> {
+      const response = await upload(t, user.token, { fields: validFields(name), file });
+      expect(response.status).toBe(201);
+      return dataOf<{ id: number }>(response).id;
+    },
+    newVersion(user: SignedInUser, id: unknown, version: string, file: Buffer) {
+      return t
+        .http()
+        .post(api(`${String(id)}/versions/`))
+        .set('Authorization', `Bearer ${user.token}`)
+        .field('version', version)
+        .attach('plugin_file', file, { filename: 'update.py', contentType: 'text/x-python' });
+    },
+  };
+}
+
+const readFirstText = (version: string) => `Read the source of version ${version} before approving`;
+const readFirst = (version: string) => fail(readFirstText(version));
+/** 200, or the message of a refusal. */
+const answered = (response: { status: number; body: unknown }) =>
+  response.status === 200 ? 200 : (response.body as { message: string }).message;
+
+describe('an admin approves exactly what the admin read', () => {
+  const smtp = new SmtpSink();
+  let t: TestApp;
+  let alice: SignedInUser;
+  let boss: SignedInUser;
+  let chief: SignedInUser;
+  let c: ReturnType<typeof client>;
+
+  beforeAll(async () => {
+    await smtp.start();
+    ({
+      t,
+      users: { alice, boss, chief },
+    } = await marketplaceApp(smtp, ['alice', 'boss', 'chief']));
+    c = client(t);
+  });
+  afterAll(async () => {
+    await t.close();
+    await smtp.stop();
+  });
+
+  /** A plugin approved at 1.0.0 with 1.1.0 waiting; the bytes of each. */
+  async function withUpdateWaiting(name: string) {
+    const v1 = benignPlugin(`${name} 1.0.0`);
+    const v11 = benignPlugin(`${name} 1.1.0`);
+    const id = await c.uploaded(alice, name, v1);
+    await readThenApprove(t, boss.token, id).expect(200);
+    await c.newVersion(alice, id, '1.1.0', v11).expect(201);
+    return { id, v1, v11 };
+  }
+
+  describe('GET <id>/source/', () => {
+    it('shows the version approve would act on and names it; ?version= shows any other; an unknown one is 404', async () => {
+      const { id, v1, v11 } = await withUpdateWaiting('Shown waiting');
+      const waiting = dataOf(await c.source(chief, id).expect(200));
+      expect(waiting).toEqual({
+        id,
+        name: 'Shown waiting',
+        version: '1.1.0',
+        sha256: sha(v11),
+        source_code: v11.toString('utf8'),
+      });
+      expect(dataOf(await c.source(chief, id, '?version=1.0.0').expect(200))).toEqual({
+        id,
+        name: 'Shown waiting',
+        version: '1.0.0',
+        sha256: sha(v1),
+        source_code: v1.toString('utf8'),
+      });
+      expect((await c.source(chief, id, '?version=9.9.9').expect(404)).body).toEqual(
+        fail('Version not found'),
+      );
+      // Once decided, the approved version served is what the source shows.
+      await c.approve(chief, id).expect(200);
+      expect(dataOf(await c.source(chief, id).expect(200))).toMatchObject({
+        version: '1.1.0',
+        sha256: sha(v11),
+      });
+    });
+  });
+
+  describe('approve is bound to the version read', () => {
+    it('a body-less approve without a read is refused, letter for letter; reading another version is no read of this one', async () => {
+      const { id } = await withUpdateWaiting('Unread update');
+      expect((await c.approve(chief, id).expect(409)).body).toEqual(readFirst('1.1.0'));
+      await c.source(chief, id, '?version=1.0.0').expect(200);
+      expect((await c.approve(chief, id).expect(409)).body).toEqual(readFirst('1.1.0'));
+      // Boss read 1.1.0 (withUpdateWaiting did not: it read 1.0.0); chief's read is chief's own.
+      await c.source(boss, id).expect(200);
+      expect((await c.approve(chief, id).expect(409)).body).toEqual(readFirst('1.1.0'));
+      expect(dataOf(await c.approve(boss, id).expect(200))).toMatchObject({
+        status: 'approved',
+        version: '1.1.0',
+        pending_version: null,
+      });
+    });
+
+    it('the diff of the version counts as its read', async () => {
+      const { id } = await withUpdateWaiting('Diffed update');
+      await c.as(chief).get(`${id}/versions/1.1.0/diff/`).expect(200);
+      expect(dataOf(await c.approve(chief, id).expect(200))).toMatchObject({ version: '1.1.0' });
+    });
+
+    it('a late approve naming the version read is refused when another version waits; so is a late reject', async () => {
+      const { id, v11 } = await withUpdateWaiting('Late approval');
+      // Chief reads 1.1.0's diff; boss approves 1.1.0 meanwhile and alice uploads 2.0.0.
+      await c.as(chief).get(`${id}/versions/1.1.0/diff/`).expect(200);
+      await readThenApprove(t, boss.token, id).expect(200);
+      const v2 = benignPlugin('Late approval 2.0.0');
+      await c.newVersion(alice, id, '2.0.0', v2).expect(201);
+
+      expect((await c.approve(chief, id, { version: '1.1.0' }).expect(409)).body).toEqual(
+        fail('Version 2.0.0 is waiting for review, not 1.1.0'),
+      );
+      expect((await c.approve(chief, id, { sha256: sha(v11) }).expect(409)).body).toEqual(
+        fail(`Version 2.0.0 is waiting for review, not sha256 ${sha(v11)}`),
+      );
+      expect((await c.reject(chief, id, 'Too slow', { version: '1.1.0' }).expect(409)).body).toEqual(
+        fail('Version 2.0.0 is waiting for review, not 1.1.0'),
+      );
+      // Body-less: chief read 1.1.0, not 2.0.0.
+      expect((await c.approve(chief, id).expect(409)).body).toEqual(readFirst('2.0.0'));
+      expect((await c.approve(chief, id, { version: '2.0.0', sha256: 'ab' }).expect(400)).body).toEqual(
+        fail('Invalid request arguments', { sha256: 'must be 64 lower-case hexadecimal digits' }),
+      );
+      const row = dataOf(await c.as(chief).get(`${id}/`).expect(200));
+      expect(row).toMatchObject({ status: 'approved', version: '1.1.0', pending_version: '2.0.0' });
+
+      await c.source(chief, id).expect(200);
+      expect(
+        dataOf(await c.approve(chief, id, { version: '2.0.0', sha256: sha(v2) }).expect(200)),
+      ).toMatchObject({ status: 'approved', version: '2.0.0', sha256: sha(v2), pending_version: null });
+    });
+
+    it('a read from before a rejection approves nothing: the rejection and its reason stand', async () => {
+      const file = benignPlugin('Rejected while read');
+      const id = await c.uploaded(alice, 'Rejected while read', file);
+      await c.source(chief, id).expect(200);
+      await c.reject(boss, id, 'Phones home').expect(200);
+      expect((await c.approve(chief, id).expect(409)).body).toEqual(readFirst('1.0.0'));
+      expect((await c.approve(chief, id, { version: '1.0.0' }).expect(409)).body).toEqual(readFirst('1.0.0'));
+      const versions = dataOf<{ versions: Row[] }>(await c.as(chief).get(`${id}/versions/`).expect(200));
+      expect(versions.versions[0]).toMatchObject({ status: 'rejected', rejection_reason: 'Phones home' });
+      // Read again, after the rejection: a deliberate re-approval.
+      await c.source(chief, id).expect(200);
+      expect(dataOf(await c.approve(chief, id).expect(200))).toMatchObject({ status: 'approved' });
+    });
+
+    it('two admins deciding at once: a rejection is never undone by an approval sent with it', async () => {
+      for (let round = 0; round < 6; round += 1) {
+        const name = `Decided at once ${round}`;
+        const id = await c.uploaded(alice, name, benignPlugin(name));
+        await c.source(boss, id).expect(200);
+        await c.source(chief, id).expect(200);
+        const [rejected, approved] = await Promise.all([
+          c.reject(boss, id, `No ${round}`, { version: '1.0.0' }),
+          c.approve(chief, id),
+        ]);
+        const entries = dataOf<{ entries: Array<{ action: string }> }>(
+          await t
+            .http()
+            .get(`/api/v1/audit/?subject=plugin:${id}`)
+            .set('Authorization', `Bearer ${boss.token}`)
+            .expect(200),
+        ).entries.reverse();
+        const [plugin] = (await t.dataSource.query(
+          'SELECT p.status AS status, v.rejection_reason AS reason FROM user_plugins p JOIN plugin_versions v ON v.plugin_id = p.id WHERE p.id = ?',
+          [id],
+        )) as Row[];
+        const outcome = {
+          reject: answered(rejected),
+          approve: answered(approved),
+          // Oldest first: an approval after the rejection would be the late approve undoing it.
+          decisions: entries.filter((entry) => entry.action !== 'upload').map((entry) => entry.action),
+          plugin,
+        };
+        const rejectedState = { status: 'rejected', reason: `No ${round}` };
+        const changed = 'The version waiting for review changed; look again';
+        expect([
+          { reject: 200, approve: readFirstText('1.0.0'), decisions: ['reject'], plugin: rejectedState },
+          { reject: 200, approve: changed, decisions: ['reject'], plugin: rejectedState },
+          // The approval first; the rejection, sent for 1.0.0, revokes it.
+          { reject: 200, approve: 200, decisions: ['approve', 'reject'], plugin: rejectedState },
+          {
+            reject: changed,
+            approve: 200,
+            decisions: ['approve'],
+            plugin: { status: 'approved', reason: null },
+          },
+        ]).toContainEqual(outcome);
+      }
+    });
+
+    it('two admins approving the version they read at once: one approval, one outcome', async () => {
+      for (let round = 0; round < 4; round += 1) {
+        const { id, v11 } = await withUpdateWaiting(`Approved at once ${round}`);
+        await c.source(boss, id).expect(200);
+        await c.source(chief, id).expect(200);
+        const answers = await Promise.all([
+          c.approve(boss, id, { version: '1.1.0', sha256: sha(v11) }),
+          c.approve(chief, id, { version: '1.1.0' }),
+        ]);
+        expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+        const refused = answers.find((answer) => answer.status === 409);
+        expect([
+          fail('Plugin is already approved'),
+          fail('The version waiting for review changed; look again'),
+        ]).toContainEqual(refused?.body);
+      }
+    });
+  });
+
+  describe('reinstating a revoked plugin', () => {
+    it('approves the revoked version, never the newer update an admin rejected, whose reason stays', async () => {
+      const { id, v1 } = await withUpdateWaiting('Revoked then reinstated');
+      await c.reject(chief, id, 'Leaks tokens', { version: '1.1.0' }).expect(200);
+      expect(dataOf(await c.reject(chief, id, 'Revoked for audit').expect(200))).toMatchObject({
+        status: 'rejected',
+        version: '1.0.0',
+      });
+      // The source shows what approve acts on: the revoked 1.0.0.
+      expect(dataOf(await c.source(boss, id).expect(200))).toMatchObject({
+        version: '1.0.0',
+        sha256: sha(v1),
+      });
+      expect((await c.approve(boss, id, { version: '1.1.0' }).expect(409)).body).toEqual(
+        fail('Version 1.0.0 is the version to approve, not 1.1.0'),
+      );
+      expect(dataOf(await c.approve(boss, id).expect(200))).toMatchObject({
+        status: 'approved',
+        version: '1.0.0',
+        sha256: sha(v1),
+        rejection_reason: null,
+        pending_version: null,
+      });
+      const versions = dataOf<{ versions: Row[] }>(
+        await c.as(boss).get(`${id}/versions/`).expect(200),
+      ).versions;
+      expect(versions.map((row) => [row.version, row.status, row.rejection_reason])).toEqual([
+        ['1.1.0', 'rejected', 'Leaks tokens'],
+        ['1.0.0', 'approved', null],
+      ]);
+      const manifest = dataOf<{ plugins: Row[] }>(await c.as(alice).get('manifest/').expect(200));
+      expect(manifest.plugins.find((entry) => entry.id === id)).toMatchObject({
+        version: '1.0.0',
+        sha256: sha(v1),
+      });
+    });
+  });
+});
