@@ -1,21 +1,50 @@
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
 import { fail } from './helpers/envelopes';
 import {
   benignPlugin,
+  databaseUrlOf,
   marketplaceApp,
   readThenApprove,
   SignedInUser,
+  signUpAs,
   upload,
   validFields,
 } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
-import type { TestApp } from './helpers/test-app';
+import { createTestApp, TestApp, TEST_JWT_SECRET } from './helpers/test-app';
 
 type Row = Record<string, unknown>;
+const ROOT = join(__dirname, '..');
 const sha = (content: Buffer) => createHash('sha256').update(content).digest('hex');
 const dataOf = <T = Row>(response: { body: unknown }) => (response.body as { data: T }).data;
 
 jest.setTimeout(180_000);
+
+/** svc-admin as a process on the app's database and plugin directory. */
+function svcAdmin(t: TestApp, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(ROOT, 'bin/svc-admin.js'), ...args],
+      {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH,
+          DATABASE_URL: databaseUrlOf(t),
+          JWT_SECRET: TEST_JWT_SECRET,
+          PLUGIN_MANIFEST_KEY: t.config.pluginManifestKey,
+          COMMUNITY_PLUGIN_DIR: t.config.communityPluginDir,
+        },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
+    );
+  });
+}
 
 /** Reviewers' calls on one app. */
 function client(t: TestApp) {
@@ -285,5 +314,149 @@ describe('an admin approves exactly what the admin read', () => {
         sha256: sha(v1),
       });
     });
+  });
+});
+
+describe('the quorum counts admins in service', () => {
+  const smtp = new SmtpSink();
+  let t: TestApp;
+  let c: ReturnType<typeof client>;
+  let author: SignedInUser;
+  let boss: SignedInUser;
+  let chief: SignedInUser;
+
+  beforeAll(async () => {
+    await smtp.start();
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    t = await createTestApp({
+      smtp,
+      env: {
+        SVC_ADMIN_EMAILS: 'boss@example.com,chief@example.com',
+        PLUGIN_APPROVALS_REQUIRED: '2',
+        PLUGIN_MAX_PENDING_PER_USER: '1000',
+      },
+    });
+    warn.mockRestore();
+    c = client(t);
+    author = await signUpAs(t, smtp, 'author');
+    boss = await signUpAs(t, smtp, 'boss');
+    chief = await signUpAs(t, smtp, 'chief');
+  });
+  afterAll(async () => {
+    await t.close();
+    await smtp.stop();
+  });
+
+  /** An admin by the flag, as svc-admin promote leaves one (signed in after the change). */
+  async function flagAdmin(name: string): Promise<SignedInUser> {
+    const user = await signUpAs(t, smtp, name);
+    await t.dataSource.query('UPDATE users SET is_admin = 1 WHERE id = ?', [user.id]);
+    return user;
+  }
+
+  const approvalsOf = async (id: number) =>
+    (
+      (await t.dataSource.query(
+        'SELECT a.user_id AS user_id FROM plugin_version_approvals a JOIN plugin_versions v ON v.id = a.version_id WHERE v.plugin_id = ? ORDER BY a.id',
+        [id],
+      )) as Row[]
+    ).map((row) => Number(row.user_id));
+
+  it('svc-admin demote and deactivate drop the pending approvals, each with an audit entry; the chain stays intact', async () => {
+    const former = await flagAdmin('former');
+    const leaver = await flagAdmin('leaver');
+    const first = await c.uploaded(author, 'Approved by a former admin', benignPlugin('former'));
+    const second = await c.uploaded(author, 'Approved by a leaver', benignPlugin('leaver'));
+    expect(dataOf(await readThenApprove(t, former.token, first).expect(200))).toMatchObject({
+      status: 'pending',
+    });
+    expect(dataOf(await readThenApprove(t, leaver.token, second).expect(200))).toMatchObject({
+      status: 'pending',
+    });
+
+    expect(await svcAdmin(t, ['demote', former.email])).toEqual({
+      code: 0,
+      stdout:
+        `Demoted ${former.email}; its tokens were revoked, so it logs in again\n` +
+        `Dropped 1 approval(s) of ${former.email} from versions waiting for review\n`,
+      stderr: '',
+    });
+    expect(await svcAdmin(t, ['deactivate', leaver.email])).toEqual({
+      code: 0,
+      stdout: `Deactivated ${leaver.email}\nDropped 1 approval(s) of ${leaver.email} from versions waiting for review\n`,
+      stderr: '',
+    });
+    expect(await approvalsOf(first)).toEqual([]);
+    expect(await approvalsOf(second)).toEqual([]);
+    const dropped = dataOf<{ entries: Array<{ actor: string; subject: string; details: Row }> }>(
+      await t
+        .http()
+        .get('/api/v1/audit/?action=approval_dropped')
+        .set('Authorization', `Bearer ${boss.token}`)
+        .expect(200),
+    ).entries;
+    expect(dropped.map(({ actor, subject, details }) => ({ actor, subject, details }))).toEqual([
+      {
+        actor: 'svc-admin',
+        subject: `plugin:${second}`,
+        details: {
+          version: '1.0.0',
+          sha256: sha(benignPlugin('leaver')),
+          user_id: leaver.id,
+          because: 'deactivate',
+        },
+      },
+      {
+        actor: 'svc-admin',
+        subject: `plugin:${first}`,
+        details: {
+          version: '1.0.0',
+          sha256: sha(benignPlugin('former')),
+          user_id: former.id,
+          because: 'demote',
+        },
+      },
+    ]);
+
+    // One approval after the drop is one of two.
+    expect(dataOf(await readThenApprove(t, boss.token, first).expect(200))).toMatchObject({
+      status: 'pending',
+    });
+    expect(dataOf(await readThenApprove(t, chief.token, first).expect(200))).toMatchObject({
+      status: 'approved',
+    });
+    const verified = await svcAdmin(t, ['audit', 'verify']);
+    expect(verified.code).toBe(0);
+    expect(verified.stdout).toMatch(/^\d+ entries, chain intact\n$/);
+  });
+
+  it('an approval by someone no longer an admin in service does not count, however the role was lost', async () => {
+    const demoted = await flagAdmin('demoted');
+    const gone = await flagAdmin('gone');
+    const first = await c.uploaded(author, 'Counted without the demoted', benignPlugin('demoted'));
+    const second = await c.uploaded(author, 'Counted without the gone', benignPlugin('gone'));
+    await readThenApprove(t, demoted.token, first).expect(200);
+    await readThenApprove(t, gone.token, second).expect(200);
+    // The role lost behind svc-admin's back (the row edited): the approvals stay, and count for nothing.
+    await t.dataSource.query('UPDATE users SET is_admin = 0 WHERE id = ?', [demoted.id]);
+    await t.dataSource.query('UPDATE users SET deactivated_at = created_at WHERE id = ?', [gone.id]);
+    for (const id of [first, second]) {
+      expect(dataOf(await readThenApprove(t, boss.token, id).expect(200))).toMatchObject({
+        status: 'pending',
+        pending_version: '1.0.0',
+      });
+      const [entry] = dataOf<{ entries: Array<{ details: Row }> }>(
+        await t
+          .http()
+          .get(`/api/v1/audit/?action=approve&subject=plugin:${id}&limit=1`)
+          .set('Authorization', `Bearer ${boss.token}`)
+          .expect(200),
+      ).entries;
+      expect(entry.details).toMatchObject({ approvals: 1, required: 2, approved: false });
+      expect(dataOf(await readThenApprove(t, chief.token, id).expect(200))).toMatchObject({
+        status: 'approved',
+        reviewed_by_user_id: chief.id,
+      });
+    }
   });
 });

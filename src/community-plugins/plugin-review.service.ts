@@ -150,7 +150,8 @@ export class PluginReviewService implements OnApplicationBootstrap {
    * recorded digest, and the approver must have fetched those bytes (source or diff), checked
    * under the plugin's row lock in the transaction that records the approval. With
    * PLUGIN_APPROVALS_REQUIRED above 1 the approval is counted and the version stays pending
-   * until enough distinct admins have approved it.
+   * until enough admins have approved it; an approval counts only while its admin is an admin
+   * in service, judged at the approval that decides.
    */
   async approve(reviewer: AuthUser, id: number | null, expected: ExpectedVersion = {}): Promise<UserPlugin> {
     const plugin = await findPluginOr404(this.plugins, id);
@@ -169,7 +170,10 @@ export class PluginReviewService implements OnApplicationBootstrap {
         throw new ApiError(HttpStatus.CONFLICT, ALREADY_APPROVED_BY_YOU);
       }
       const now = this.clock.now();
-      const approvals = await this.versions.addApproval(manager, target.id, reviewer.id, now);
+      await this.versions.addApproval(manager, target.id, reviewer.id, now);
+      const approvals = (await this.versions.approvers(manager, target.id)).filter(
+        (approver) => approver.inService && this.userRules.isAdmin(approver),
+      ).length;
       const required = this.config.pluginApprovalsRequired;
       const decided = approvals >= required;
       if (decided) {

@@ -742,7 +742,7 @@ export interface components {
             /** @description The acting user when `actor` is `user` */
             actor_user_id: number | null;
             /** @enum {string} */
-            action: "upload" | "new_version" | "approve" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change";
+            action: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change";
             /**
              * @description `plugin:<id>`, `user:<id>`, `configuration` or `manifest-key`
              * @example plugin:12
@@ -1142,7 +1142,7 @@ export interface operations {
                 /** @description Above 200 counts as 200 */
                 limit?: number;
                 subject?: string;
-                action?: "upload" | "new_version" | "approve" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change";
+                action?: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change";
             };
             header?: never;
             path?: never;
