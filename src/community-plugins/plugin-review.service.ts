@@ -42,7 +42,8 @@ export interface ExpectedVersion {
 }
 
 /** The bytes a version (or, for a row older than versions, the plugin itself) is read from. */
-type Readable = Pick<PluginVersion, 'version' | 'sha256' | 'filePath'>;
+type Readable = Pick<PluginVersion, 'version' | 'sha256' | 'filePath'> &
+  Partial<Pick<PluginVersion, 'status' | 'reviewedAt'>>;
 
 /**
  * What admins do: read the source, approve, reject, delete, read the review timeline.
@@ -95,7 +96,7 @@ export class PluginReviewService implements OnApplicationBootstrap {
     if (!version) throw new ApiError(HttpStatus.NOT_FOUND, VERSION_NOT_FOUND);
     const content = await this.verifiedContent(plugin, version.filePath, version.sha256, HttpStatus.GONE);
     const sha256 = sha256Hex(content);
-    await this.recordRead(reader, plugin.id, version.version, sha256);
+    await this.recordRead(reader, plugin.id, version, sha256);
     return {
       id: plugin.id,
       name: plugin.name,
@@ -105,9 +106,22 @@ export class PluginReviewService implements OnApplicationBootstrap {
     };
   }
 
-  /** An admin fetched these bytes (the source, or a diff that shows them). */
-  recordRead(reader: AuthUser, pluginId: number, version: string, sha256: string): Promise<void> {
-    return this.versions.recordRead(reader.id, pluginId, version, sha256, this.clock.now());
+  /**
+   * An admin fetched these bytes (the source, or a diff that shows them): recorded under the
+   * plugin's row lock, and only when no decision on the version landed since it was picked, so
+   * a read served while a rejection committed never outlives the rejection (which drops the
+   * reads it finds).
+   */
+  async recordRead(reader: AuthUser, pluginId: number, seen: Readable, sha256: string): Promise<void> {
+    await this.transactions.run(async (manager) => {
+      if (!(await this.plugins.lockAndRead(manager, pluginId))) throw pluginNotFound();
+      const now = await this.versions.find(pluginId, seen.version, manager);
+      const decidedSince =
+        now !== null &&
+        (now.status !== seen.status || now.reviewedAt?.getTime() !== seen.reviewedAt?.getTime());
+      if (decidedSince) return;
+      await this.versions.recordRead(manager, reader.id, pluginId, seen.version, sha256, this.clock.now());
+    });
   }
 
   /**

@@ -4,7 +4,6 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { DateUtils } from 'typeorm/util/DateUtils';
 import { firstVersions } from '../../migrations/1763692000000-PluginLifecycle';
-import { retryOnDeadlock } from '../database/deadlock';
 import { PluginVersion } from './plugin-version.entity';
 
 export interface VersionApproval {
@@ -109,22 +108,20 @@ export class PluginVersionsRepository {
    * that served them, one row per admin, plugin and digest (a later read only moves `read_at`).
    */
   async recordRead(
+    manager: EntityManager,
     userId: number,
     pluginId: number,
     version: string,
     sha256: string,
     at: Date,
   ): Promise<void> {
-    const manager = this.versions.manager;
     const upsert =
       manager.connection.options.type === 'mysql'
         ? 'ON DUPLICATE KEY UPDATE version = VALUES(version), read_at = VALUES(read_at)'
         : 'ON CONFLICT (plugin_id, sha256, user_id) DO UPDATE SET version = excluded.version, read_at = excluded.read_at';
-    await retryOnDeadlock(() =>
-      manager.query(
-        `INSERT INTO plugin_version_reads (user_id, plugin_id, version, sha256, read_at) VALUES (?, ?, ?, ?, ?) ${upsert}`,
-        [userId, pluginId, version, sha256, sqlDate(manager, at)],
-      ),
+    await manager.query(
+      `INSERT INTO plugin_version_reads (user_id, plugin_id, version, sha256, read_at) VALUES (?, ?, ?, ?, ?) ${upsert}`,
+      [userId, pluginId, version, sha256, sqlDate(manager, at)],
     );
   }
 

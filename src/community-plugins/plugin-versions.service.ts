@@ -76,7 +76,7 @@ export class PluginVersionsService {
       base ? this.findings(baseSource) : Promise.resolve([]),
     ]);
     const known = new Set(baseFindings.map(findingKey));
-    await this.review.recordRead(reader, plugin.id, version.version, sha256Hex(source));
+    await this.review.recordRead(reader, plugin.id, version, sha256Hex(source));
     return {
       plugin_id: plugin.id,
       version: version.version,
