@@ -459,4 +459,46 @@ describe('the quorum counts admins in service', () => {
       });
     }
   });
+
+  it('a demotion racing the deciding approval: approved with the approval counted, or pending with it dropped', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      const racer = await flagAdmin(`racer${round}`);
+      const id = await c.uploaded(author, `Raced demotion ${round}`, benignPlugin(`raced ${round}`));
+      await readThenApprove(t, racer.token, id).expect(200);
+      await c.source(boss, id).expect(200);
+      const [demoted, approved] = await Promise.all([
+        svcAdmin(t, ['demote', racer.email]),
+        c.approve(boss, id),
+      ]);
+      expect([demoted.code, approved.status]).toEqual([0, 200]);
+      const entries = dataOf<{ entries: Array<{ action: string; subject: string; details: Row }> }>(
+        await t.http().get('/api/v1/audit/?limit=4').set('Authorization', `Bearer ${boss.token}`).expect(200),
+      )
+        .entries.reverse()
+        .map(({ action, subject, details }) => [
+          action,
+          subject,
+          details.approved ?? details.user_id ?? null,
+        ]);
+      const status = dataOf<{ status: string }>(approved).status;
+      const demotion = ['demote', `user:${racer.id}`, null];
+      const dropped = ['approval_dropped', `plugin:${id}`, racer.id];
+      // Oldest first, after the racer's approval and the reads.
+      expect({ status, entries: entries.slice(-3), approvals: await approvalsOf(id) }).toEqual(
+        status === 'approved'
+          ? {
+              status,
+              entries: [['approve', `plugin:${id}`, false], ['approve', `plugin:${id}`, true], demotion],
+              approvals: [racer.id, boss.id],
+            }
+          : {
+              status,
+              entries: [demotion, dropped, ['approve', `plugin:${id}`, false]],
+              approvals: [boss.id],
+            },
+      );
+    }
+    const verified = await svcAdmin(t, ['audit', 'verify']);
+    expect(verified.code).toBe(0);
+  });
 });
