@@ -140,6 +140,11 @@ export async function seed(origin: string, dataSource: DataSource, options: Seed
       form,
       expect: 201,
     })) as { data: { id: number } };
+    // An admin approves what they read: the source first (it records the read).
+    await call(origin, 'GET', `/api/v1/community-plugins/${uploaded.data.id}/source`, {
+      token: admin.token,
+      expect: 200,
+    });
     await call(origin, 'POST', `/api/v1/community-plugins/${uploaded.data.id}/approve`, {
       token: admin.token,
       expect: 200,

@@ -16,6 +16,7 @@ import { CatalogueCounts1763697000000 } from './1763697000000-CatalogueCounts';
 import { ActivationLinksByAddress1763698000000 } from './1763698000000-ActivationLinksByAddress';
 import { CatalogueSearchRuns1763699400000 } from './1763699400000-CatalogueSearchRuns';
 import { CredentialGeneration1763700000000 } from './1763700000000-CredentialGeneration';
+import { PluginVersionReads1763701000000 } from './1763701000000-PluginVersionReads';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -37,4 +38,5 @@ export const migrations = [
   ActivationLinksByAddress1763698000000,
   CatalogueSearchRuns1763699400000,
   CredentialGeneration1763700000000,
+  PluginVersionReads1763701000000,
 ];

@@ -262,6 +262,8 @@ runScript(async () => {
     });
   const uploaded = record(await uploadPlugin(alice.token, `Flow ${runId}`, 'flow'));
   const pluginId = (uploaded.body as { data?: { id?: number } } | null)?.data?.id;
+  // An admin approves what they read: the source first (recorded in the database, so any replica knows).
+  record(await client.get(`/api/v1/community-plugins/${pluginId}/source/`, { token: boss.token }));
   const approved = record(
     await client.post(`/api/v1/community-plugins/${pluginId}/approve/`, { token: boss.token }),
   );
@@ -323,6 +325,9 @@ runScript(async () => {
     for (let round = 0; round < 5; round += 1) {
       const plugin = await uploadPlugin(alice.token, `Review ${runId} ${round}`, `review ${round}`);
       const id = (plugin.body as { data?: { id?: number } } | null)?.data?.id;
+      for (const admin of [boss, chief]) {
+        all.push(await client.get(`/api/v1/community-plugins/${id}/source/`, { token: admin.token }));
+      }
       const answers = await Promise.all(
         [boss, chief].map((admin) =>
           client.post(`/api/v1/community-plugins/${id}/approve/`, { token: admin.token }),

@@ -8,6 +8,7 @@ import {
   countPlugins,
   SignedInUser,
   marketplaceApp,
+  readThenApprove,
   upload,
   validFields,
 } from './helpers/marketplace';
@@ -52,6 +53,8 @@ describe('catalogue: kept counts and deep pages', () => {
     return (answer.body as { data: { id: number } }).data.id;
   };
   const act = (admin: SignedInUser, action: 'approve' | 'reject' | 'delete', id: number) => {
+    // An admin approves what they read: the source first.
+    if (action === 'approve') return readThenApprove(t, admin.token, id);
     const path = `/api/v1/community-plugins/${id}/${action}/`;
     const call = action === 'delete' ? t.http().delete(path) : t.http().post(path);
     call.set('Authorization', `Bearer ${admin.token}`);

@@ -2,7 +2,14 @@ import { dirname } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { PluginFileReconciler } from '../src/community-plugins/plugin-file-reconciler';
 import { PluginsRepository } from '../src/community-plugins/plugins.repository';
-import { benignPlugin, databaseUrlOf, SignedInUser, signUpAs, upload } from './helpers/marketplace';
+import {
+  benignPlugin,
+  databaseUrlOf,
+  SignedInUser,
+  signUpAs,
+  upload,
+  readThenApprove,
+} from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
 import { bootApp, createTestApp, TestApp } from './helpers/test-app';
 
@@ -259,12 +266,7 @@ describe('catalogue search and tags through their index (issue 22)', () => {
       const response = await upload(t, alice.token, { fields, file: benignPlugin(fixture.name) }).expect(201);
       const id = (response.body as { data: { id: number } }).data.id;
       ids.set(fixture.name, id);
-      if (fixture.status === 'approved')
-        await t
-          .http()
-          .post(`/api/v1/community-plugins/${id}/approve/`)
-          .set('Authorization', `Bearer ${boss.token}`)
-          .expect(200);
+      if (fixture.status === 'approved') await readThenApprove(t, boss.token, id).expect(200);
       if (fixture.status === 'rejected')
         await t
           .http()
@@ -357,11 +359,7 @@ describe('catalogue search and tags through their index (issue 22)', () => {
     expect((await page(boss, `?status=rejected${q('scanner').replace('?', '&')}`)).names).toEqual([
       'Web scanner',
     ]);
-    await t
-      .http()
-      .post(`/api/v1/community-plugins/${id}/approve/`)
-      .set('Authorization', `Bearer ${boss.token}`)
-      .expect(200);
+    await readThenApprove(t, boss.token, id).expect(200);
     expect((await page(bob, q('SCANNER'))).names).toEqual(['Web scanner']);
     expect((await page(bob, '?tag=scanner')).names).toEqual(['Web scanner']);
     await expectIndexInStep();

@@ -11,6 +11,7 @@ import {
   benignPlugin,
   OWNER_VIEW_KEYS as OWNER_KEYS,
   PUBLIC_VIEW_KEYS as PUBLIC_KEYS,
+  readThenApprove,
   SignedInUser,
   signUpAs,
   upload,
@@ -41,6 +42,8 @@ describe('community plugins: catalogue, review, views', () => {
     t.http().get(api(path)).set('Authorization', `Bearer ${user.token}`);
   const post = (user: SignedInUser, path: string) =>
     t.http().post(api(path)).set('Authorization', `Bearer ${user.token}`);
+  /** As an admin approves: after reading the source (see readThenApprove). */
+  const approve = (user: SignedInUser, id: number | string) => readThenApprove(t, user.token, id);
   const del = (user: SignedInUser, path: string) =>
     t.http().delete(api(path)).set('Authorization', `Bearer ${user.token}`);
   const as = (user: SignedInUser, method: 'get' | 'post' | 'delete', path: string) => {
@@ -169,7 +172,7 @@ describe('community plugins: catalogue, review, views', () => {
 
     it('shows an approved plugin to everyone: public view for others, owner view for the uploader, admin view for admins', async () => {
       const plugin = await uploaded(alice, 'Detail approved');
-      await post(boss, `${plugin.id}/approve/`).expect(200);
+      await approve(boss, plugin.id).expect(200);
       expect(keysOf(data(await get(bob, `${plugin.id}/`).expect(200)))).toEqual(PUBLIC_KEYS);
       expect(keysOf(data(await get(alice, `${plugin.id}/`).expect(200)))).toEqual(OWNER_KEYS);
       expect(keysOf(data(await get(boss, `${plugin.id}/`).expect(200)))).toEqual(ADMIN_KEYS);
@@ -201,7 +204,7 @@ describe('community plugins: catalogue, review, views', () => {
       t.clock.advance(1000);
       const third = await uploaded(carol, 'Carol third');
       await post(boss, `${first.id}/reject/`).send({ reason: 'Too noisy' }).expect(200);
-      await post(boss, `${second.id}/approve/`).expect(200);
+      await approve(boss, second.id).expect(200);
       await uploaded(alice, 'Not carols');
 
       const page = data<{ total: number; limit: number; offset: number; plugins: PluginView[] }>(
@@ -258,7 +261,7 @@ describe('community plugins: catalogue, review, views', () => {
       for (const [name, fields, review] of specs) {
         t.clock.advance(1000);
         const plugin = await uploaded(alice, name, fields);
-        if (review === 'approve') await post(boss, `${plugin.id}/approve/`).expect(200);
+        if (review === 'approve') await approve(boss, plugin.id).expect(200);
         if (review === 'reject')
           await post(boss, `${plugin.id}/reject/`).send({ reason: 'Unsafe' }).expect(200);
         catalogue[name] = plugin;
@@ -365,7 +368,7 @@ describe('community plugins: catalogue, review, views', () => {
       const plugin = await uploaded(alice, 'Stateful');
       t.clock.advance(60_000);
       const approvedAt = t.clock.now();
-      const approved = await post(boss, `${plugin.id}/approve/`).expect(200);
+      const approved = await approve(boss, plugin.id).expect(200);
       expect(keysOf(data(approved))).toEqual(ADMIN_KEYS);
       expect(data(approved)).toEqual({
         ...plugin,
@@ -390,9 +393,7 @@ describe('community plugins: catalogue, review, views', () => {
         Date.parse(approvedView.reviewed_at as string) - Date.parse(plugin.created_at as string),
       ).toBeGreaterThanOrEqual(59_000);
 
-      expect((await post(boss, `${plugin.id}/approve/`).expect(409)).body).toEqual(
-        fail('Plugin is already approved'),
-      );
+      expect((await approve(boss, plugin.id).expect(409)).body).toEqual(fail('Plugin is already approved'));
 
       const otherAdmin = await signUpAs(t, smtp, 'overseer');
       await t.dataSource.query('UPDATE users SET is_admin = 1 WHERE id = ?', [otherAdmin.id]);
@@ -414,7 +415,7 @@ describe('community plugins: catalogue, review, views', () => {
         fail('Plugin is already rejected'),
       );
 
-      const reapproved = data(await post(boss, `${plugin.id}/approve/`).expect(200));
+      const reapproved = data(await approve(boss, plugin.id).expect(200));
       expect(reapproved).toMatchObject({
         status: 'approved',
         rejection_reason: null,
@@ -436,15 +437,12 @@ describe('community plugins: catalogue, review, views', () => {
       expect(
         data(await post(boss, `${plugin.id}/reject/`).send({ reason: 'Fix it' }).expect(200)).status,
       ).toBe('rejected');
-      expect(data(await post(boss, `${plugin.id}/approve/`).expect(200)).status).toBe('approved');
+      expect(data(await approve(boss, plugin.id).expect(200)).status).toBe('approved');
     });
 
     it('lets only one of two racing approvals through', async () => {
       const plugin = await uploaded(alice, 'Raced approval');
-      const responses = await Promise.all([
-        post(boss, `${plugin.id}/approve/`),
-        post(boss, `${plugin.id}/approve/`),
-      ]);
+      const responses = await Promise.all([approve(boss, plugin.id), approve(boss, plugin.id)]);
       expect(responses.map((response) => response.status).sort()).toEqual([200, 409]);
     });
 
@@ -489,7 +487,7 @@ describe('community plugins: catalogue, review, views', () => {
   });
 
   describe('GET <id>/source/', () => {
-    it('gives admins {id, name, sha256, source_code} read from the file', async () => {
+    it('gives admins {id, name, version, sha256, source_code} read from the file', async () => {
       const source = benignPlugin('Source me');
       const response = await upload(t, alice.token, { fields: validFields('Source me'), file: source });
       const plugin = data(response);
@@ -498,6 +496,7 @@ describe('community plugins: catalogue, review, views', () => {
         data: {
           id: plugin.id,
           name: 'Source me',
+          version: '1.0.0',
           sha256: createHash('sha256').update(source).digest('hex'),
           source_code: source.toString('utf8'),
         },
@@ -537,9 +536,7 @@ describe('community plugins: catalogue, review, views', () => {
       );
       const detail = await get(boss, `${plugin.id}/`).expect(200);
       expect((detail.body as { data: { file_missing: boolean } }).data.file_missing).toBe(true);
-      expect((await post(boss, `${plugin.id}/approve/`).expect(409)).body).toEqual(
-        fail('Plugin file is missing'),
-      );
+      expect((await approve(boss, plugin.id).expect(409)).body).toEqual(fail('Plugin file is missing'));
       await del(boss, `${plugin.id}/delete/`).expect(200);
       await uploaded(alice, 'Vanished');
     });
@@ -550,9 +547,7 @@ describe('community plugins: catalogue, review, views', () => {
         plugin.id,
       ])) as Array<{ file_path: string }>;
       unlinkSync(join(t.config.communityPluginDir, row.file_path));
-      expect((await post(boss, `${plugin.id}/approve/`).expect(409)).body).toEqual(
-        fail('Plugin file is missing'),
-      );
+      expect((await approve(boss, plugin.id).expect(409)).body).toEqual(fail('Plugin file is missing'));
       const detail = data(await get(boss, `${plugin.id}/`).expect(200));
       expect([detail.status, detail.file_missing]).toEqual(['pending', true]);
     });
@@ -618,7 +613,7 @@ describe('community plugins: catalogue, review, views', () => {
         ],
       });
       t.clock.advance(5000);
-      const approved = data(await post(boss, `${plugin.id}/approve/`).expect(200));
+      const approved = data(await approve(boss, plugin.id).expect(200));
       expect(data(await get(boss, `${plugin.id}/review-history/`).expect(200))).toEqual({
         plugin_id: plugin.id,
         events: [

@@ -2,7 +2,14 @@ import { existsSync, readdirSync, unlinkSync, utimesSync, writeFileSync } from '
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { MAX_EXAMPLE_LINES, PluginFileReconciler } from '../src/community-plugins/plugin-file-reconciler';
-import { benignPlugin, SignedInUser, signUpAs, upload, validFields } from './helpers/marketplace';
+import {
+  benignPlugin,
+  SignedInUser,
+  signUpAs,
+  upload,
+  validFields,
+  readThenApprove,
+} from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
@@ -116,11 +123,7 @@ describe('plugin file reconciliation', () => {
       const response = await upload(t, alice.token, { fields: validFields(`Many ${index}`), file: content });
       expect(response.status).toBe(201);
       const id = (response.body as { data: { id: number } }).data.id;
-      await t
-        .http()
-        .post(`/api/v1/community-plugins/${id}/approve/`)
-        .set('Authorization', `Bearer ${boss.token}`)
-        .expect(200);
+      await readThenApprove(t, boss.token, id).expect(200);
       const [row] = (await t.dataSource.query('SELECT file_path FROM user_plugins WHERE id = ?', [
         id,
       ])) as Array<{

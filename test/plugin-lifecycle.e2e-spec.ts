@@ -17,6 +17,7 @@ import {
   signUpAs,
   upload,
   pluginFiles,
+  readThenApprove,
   validFields,
 } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
@@ -55,6 +56,9 @@ const as = (t: TestApp, user: SignedInUser) => ({
   delete: (path: string) => t.http().delete(`/api/v1/${path}`).set('Authorization', `Bearer ${user.token}`),
   patch: (path: string) => t.http().patch(`/api/v1/${path}`).set('Authorization', `Bearer ${user.token}`),
 });
+
+/** As an admin approves: after reading the source (see readThenApprove). */
+const approveAs = (t: TestApp, user: SignedInUser, id: unknown) => readThenApprove(t, user.token, String(id));
 
 async function uploaded(t: TestApp, user: SignedInUser, name: string, file = source(name)): Promise<Row> {
   const response = await upload(t, user.token, { fields: validFields(name), file });
@@ -188,7 +192,7 @@ describe('plugin lifecycle', () => {
         /^--- \/dev\/null\n\+\+\+ b\/Versioned 1\.0\.0\n@@ -0,0 \+1,\d+ @@\n\+DESCRIPTION/,
       );
 
-      await as(t, boss).post(`community-plugins/${id}/approve/`).expect(200);
+      await approveAs(t, boss, id).expect(200);
       await t.deliverMail();
       expect(smtp.lastTo(alice.email)).toMatchObject({ subject: 'Plugin approved: Versioned 1.0.0' });
 
@@ -274,7 +278,7 @@ describe('plugin lifecycle', () => {
         approvals: [{ user_id: boss.id, at: expect.any(String) }],
       });
 
-      const approved = dataOf(await as(t, chief).post(`community-plugins/${id}/approve/`).expect(200));
+      const approved = dataOf(await approveAs(t, chief, id).expect(200));
       expect(approved).toMatchObject({
         version: '1.1.0',
         sha256: sha(v2),
@@ -374,7 +378,7 @@ describe('plugin lifecycle', () => {
       expect((await postVersion(t, alice, id, { version: '2.0.0' }).expect(409)).body).toEqual(
         fail('A version is already waiting for review'),
       );
-      await as(t, boss).post(`community-plugins/${id}/approve/`).expect(200);
+      await approveAs(t, boss, id).expect(200);
       const hostile = await postVersion(t, alice, id, { version: '2.0.0' }, HOSTILE_SOURCE).expect(422);
       // The shape docs/api.md gives a refused version: the findings at the top and as data.errors.
       expect(hostile.body).toEqual({
@@ -412,13 +416,13 @@ describe('plugin lifecycle', () => {
     it('refuses an admin reviewing their own upload, and lets another admin', async () => {
       const plugin = await uploaded(t, boss, 'Boss made');
       const id = plugin.id as number;
-      expect((await as(t, boss).post(`community-plugins/${id}/approve/`).expect(403)).body).toEqual(
+      expect((await approveAs(t, boss, id).expect(403)).body).toEqual(
         fail('Admins cannot review their own plugins'),
       );
       expect(
         (await as(t, boss).post(`community-plugins/${id}/reject/`).send({ reason: 'mine' }).expect(403)).body,
       ).toEqual(fail('Admins cannot review their own plugins'));
-      await as(t, chief).post(`community-plugins/${id}/approve/`).expect(200);
+      await approveAs(t, chief, id).expect(200);
       // Revoking their own approved plugin is a review too.
       await as(t, boss).post(`community-plugins/${id}/reject/`).send({ reason: 'mine' }).expect(403);
     });
@@ -436,13 +440,7 @@ describe('plugin lifecycle', () => {
             .expect(409)
         ).body,
       ).toEqual(message);
-      expect(
-        (
-          await as(t, boss)
-            .post(`community-plugins/${String(plugin.id)}/approve/`)
-            .expect(409)
-        ).body,
-      ).toEqual(message);
+      expect((await approveAs(t, boss, String(plugin.id)).expect(409)).body).toEqual(message);
       expect(
         dataOf(
           await as(t, boss)
@@ -456,9 +454,7 @@ describe('plugin lifecycle', () => {
 
     it('signs the manifest with Ed25519 over canonical JSON; the documented Python example verifies it and the files', async () => {
       const plugin = await uploaded(t, alice, 'Manifested é');
-      await as(t, boss)
-        .post(`community-plugins/${String(plugin.id)}/approve/`)
-        .expect(200);
+      await approveAs(t, boss, String(plugin.id)).expect(200);
       const manifest = dataOf<{ generated_at: string; plugins: Row[]; signature: string }>(
         await as(t, bob).get('community-plugins/manifest/').expect(200),
       );
@@ -519,7 +515,7 @@ describe('plugin lifecycle', () => {
     it('the reconciler treats an approved file whose digest changed as broken; svc-admin plugins verify names it', async () => {
       const plugin = await uploaded(t, alice, 'Altered later');
       const id = plugin.id as number;
-      await as(t, boss).post(`community-plugins/${id}/approve/`).expect(200);
+      await approveAs(t, boss, id).expect(200);
       const clean = await svcAdmin(t, ['plugins', 'verify']);
       expect(clean).toMatchObject({
         code: 0,
@@ -563,10 +559,7 @@ describe('plugin lifecycle', () => {
       const liked = await uploaded(t, alice, 'Liked rated');
       const meh = await uploaded(t, alice, 'Meh rated');
       const hidden = await uploaded(t, alice, 'Unrated pending');
-      for (const plugin of [liked, meh])
-        await as(t, boss)
-          .post(`community-plugins/${String(plugin.id)}/approve/`)
-          .expect(200);
+      for (const plugin of [liked, meh]) await approveAs(t, boss, String(plugin.id)).expect(200);
       const rate = (user: SignedInUser, plugin: Row, stars: unknown) =>
         as(t, user)
           .put(`community-plugins/${String(plugin.id)}/rating/`)
@@ -628,8 +621,8 @@ describe('plugin lifecycle', () => {
       for (let round = 0; round < 5; round += 1) {
         const plugin = await uploaded(t, alice, `Double approve ${round}`);
         const answers = await Promise.all([
-          as(t, boss).post(`community-plugins/${String(plugin.id)}/approve/`),
-          as(t, chief).post(`community-plugins/${String(plugin.id)}/approve/`),
+          approveAs(t, boss, String(plugin.id)),
+          approveAs(t, chief, String(plugin.id)),
         ]);
         okOr4xx(answers);
         expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
@@ -645,10 +638,10 @@ describe('plugin lifecycle', () => {
       for (let round = 0; round < 5; round += 1) {
         const plugin = await uploaded(t, alice, `Approve vs version ${round}`);
         const id = plugin.id as number;
-        await as(t, boss).post(`community-plugins/${id}/approve/`).expect(200);
+        await approveAs(t, boss, id).expect(200);
         await postVersion(t, alice, id, { version: '2.0.0' }).expect(201);
         const [approve, posted] = await Promise.all([
-          as(t, chief).post(`community-plugins/${id}/approve/`),
+          approveAs(t, chief, id),
           postVersion(t, alice, id, { version: '3.0.0' }),
         ]);
         okOr4xx([approve, posted]);
@@ -668,7 +661,7 @@ describe('plugin lifecycle', () => {
         const plugin = await uploaded(t, alice, `Approve vs delete ${round}`);
         const id = plugin.id as number;
         const answers = await Promise.all([
-          as(t, boss).post(`community-plugins/${id}/approve/`),
+          approveAs(t, boss, id),
           as(t, chief).delete(`community-plugins/${id}/delete/`),
         ]);
         okOr4xx(answers);
@@ -697,9 +690,7 @@ describe('plugin lifecycle', () => {
 
     it('ratings from one user sent at once leave one rating, and sums that add up', async () => {
       const plugin = await uploaded(t, alice, 'Rated at once');
-      await as(t, boss)
-        .post(`community-plugins/${String(plugin.id)}/approve/`)
-        .expect(200);
+      await approveAs(t, boss, String(plugin.id)).expect(200);
       const answers = await Promise.all(
         [5, 1, 4, 2, 3, 5].map((stars, index) =>
           as(t, index % 2 === 0 ? bob : carol)
@@ -727,7 +718,7 @@ describe('plugin lifecycle', () => {
     it('records each decision in one hash chain that svc-admin verifies, keeps a deleted plugin’s rows, and names a tampered row', async () => {
       const plugin = await uploaded(t, alice, 'Audited');
       const id = plugin.id as number;
-      await as(t, boss).post(`community-plugins/${id}/approve/`).expect(200);
+      await approveAs(t, boss, id).expect(200);
       await postVersion(t, alice, id, { version: '1.5.0' }).expect(201);
       await as(t, chief).post(`community-plugins/${id}/reject/`).send({ reason: 'Nope' }).expect(200);
       await as(t, boss).delete(`community-plugins/${id}/delete/`).expect(200);
@@ -838,11 +829,7 @@ describe('plugin lifecycle: who decides, by setting', () => {
     try {
       const admin = await signUpAs(solo, smtp, 'solo');
       const plugin = await uploaded(solo, admin, 'Solo plugin');
-      const approved = dataOf(
-        await as(solo, admin)
-          .post(`community-plugins/${String(plugin.id)}/approve/`)
-          .expect(200),
-      );
+      const approved = dataOf(await approveAs(solo, admin, String(plugin.id)).expect(200));
       expect(approved).toMatchObject({ status: 'approved' });
     } finally {
       await solo.close();
@@ -865,16 +852,16 @@ describe('plugin lifecycle: who decides, by setting', () => {
       const second = await signUpAs(two, smtp, 'second');
       const plugin = await uploaded(two, author, 'Twice reviewed');
       const id = String(plugin.id);
-      const once = dataOf(await as(two, first).post(`community-plugins/${id}/approve/`).expect(200));
+      const once = dataOf(await approveAs(two, first, id).expect(200));
       expect(once).toMatchObject({ status: 'pending', pending_version: '1.0.0' });
-      expect((await as(two, first).post(`community-plugins/${id}/approve/`).expect(409)).body).toEqual(
+      expect((await approveAs(two, first, id).expect(409)).body).toEqual(
         fail('You have already approved this version'),
       );
       const listed = dataOf<{ versions: Row[] }>(
         await as(two, second).get(`community-plugins/${id}/versions/`).expect(200),
       );
       expect(listed.versions[0].approvals).toEqual([{ user_id: first.id, at: expect.any(String) }]);
-      const twice = dataOf(await as(two, second).post(`community-plugins/${id}/approve/`).expect(200));
+      const twice = dataOf(await approveAs(two, second, id).expect(200));
       expect(twice).toMatchObject({
         status: 'approved',
         reviewed_by_user_id: second.id,
@@ -882,7 +869,7 @@ describe('plugin lifecycle: who decides, by setting', () => {
       });
       // One rejection rejects a version whatever the approvals so far.
       await postVersion(two, author, id, { version: '1.1.0' }).expect(201);
-      await as(two, first).post(`community-plugins/${id}/approve/`).expect(200);
+      await approveAs(two, first, id).expect(200);
       const refused = dataOf(
         await as(two, second).post(`community-plugins/${id}/reject/`).send({ reason: 'No' }).expect(200),
       );

@@ -15,6 +15,7 @@ import {
   signUpAs,
   upload,
   validFields,
+  readThenApprove,
 } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
 import { bootApp, createTestApp, TestApp } from './helpers/test-app';
@@ -49,7 +50,7 @@ describe('re-check of approved plugins when the rules change', () => {
     const response = await upload(t, alice.token, { fields: validFields(name), file: benignPlugin(name) });
     expect(response.status).toBe(201);
     const id = dataOf<{ id: number }>(response).id;
-    await as(boss).post(`community-plugins/${id}/approve/`).expect(200);
+    await readThenApprove(t, boss.token, id).expect(200);
     return id;
   };
   const rechecks = async () =>

@@ -68,6 +68,19 @@ describe('community plugins: concurrent reviews', () => {
         ids.push((uploaded.body as { data: { id: number } }).data.id);
       }
 
+      // Each approving admin reads the source first, as approve requires (a read after a
+      // rejection would be needed to re-approve: the approvals racing a rejection lose, 409).
+      for (const id of ids) {
+        for (const [index, action] of mix.entries()) {
+          if (action !== 'approve') continue;
+          await t
+            .http()
+            .get(`/api/v1/community-plugins/${id}/source/`)
+            .set('Authorization', `Bearer ${(index % 2 === 0 ? boss : chief).token}`)
+            .expect(200);
+        }
+      }
+
       // Every action on every plugin at once: the races are between the actions on one plugin,
       // and the neighbours' writes add the contention a busy database has.
       const [answers, uploads] = await Promise.all([

@@ -181,6 +181,7 @@ describe('schema upgrade at start-up', () => {
     // search and tag index did not exist yet either (and MariaDB drops no table another one's
     // foreign key names).
     for (const table of [
+      'plugin_version_reads',
       'plugin_rechecks',
       'plugin_version_approvals',
       'plugin_versions',
@@ -199,6 +200,7 @@ describe('schema upgrade at start-up', () => {
       'CreatePluginRechecks1763693000000',
       'CatalogueSearchIndex1763694000000',
       'CatalogueSearchRuns1763699400000',
+      'PluginVersionReads1763701000000',
     ]) {
       await t.dataSource.query('DELETE FROM migrations WHERE name = ?', [migration]);
     }

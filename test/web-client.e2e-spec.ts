@@ -17,6 +17,7 @@ import {
   SignedInUser,
   upload,
   validFields,
+  readThenApprove,
 } from './helpers/marketplace';
 
 /**
@@ -409,11 +410,8 @@ describe('the original web client against the API', () => {
       expect(membersOf(queue)).toEqual(['limit', 'offset', 'plugins', 'total']);
       expect(queue.plugins.map(card)).toContainEqual(card(plugin));
 
-      const approved = await t
-        .http()
-        .post(`/api/v1/community-plugins/${id}/approve/`)
-        .set('Authorization', `Bearer ${chief.token}`)
-        .expect(200);
+      // The admin reads the source, then approves without a body, as the web client does.
+      const approved = await readThenApprove(t, chief.token, id).expect(200);
       expect(card(approved.body.data)).toEqual({
         ...card(plugin),
         approval_status: 'approved',
@@ -457,11 +455,7 @@ describe('the original web client against the API', () => {
         const response = await uploadWith(name, { tags });
         expect(response.status).toBe(201);
         ids[name] = response.body.data.id;
-        await t
-          .http()
-          .post(`/api/v1/community-plugins/${ids[name]}/approve/`)
-          .set('Authorization', `Bearer ${chief.token}`)
-          .expect(200);
+        await readThenApprove(t, chief.token, ids[name]).expect(200);
       }
       const names = async (query: string) =>
         ((await get(query).expect(200)).body.data.plugins as Array<{ name: string }>)

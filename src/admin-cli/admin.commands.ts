@@ -5,6 +5,7 @@ import { PASSWORD_RESET_PATH } from '../users/account-paths';
 import { ChangeRecorder, UnknownEmailError, UsersService } from '../users/users.service';
 import { AuditLog } from '../audit/audit-log.service';
 import type { AuditAction } from '../audit/audit-entry.entity';
+import { PendingApprovals } from '../community-plugins/pending-approvals';
 
 /** Output goes straight to the streams: stdout for results, stderr for warnings and errors. */
 const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -21,6 +22,28 @@ function audited(audit: AuditLog, action: AuditAction, email: string): ChangeRec
     });
   };
 }
+
+/**
+ * A demotion or deactivation, recorded, and with it the approvals the user gave to versions
+ * still waiting (an approval counts only from an admin in service); `dropped` counts them.
+ */
+function leavingRole(
+  audit: AuditLog,
+  approvals: PendingApprovals,
+  action: 'demote' | 'deactivate',
+  email: string,
+  dropped: { count: number },
+): ChangeRecorder {
+  const record = audited(audit, action, email);
+  return async (manager, user) => {
+    await record(manager, user);
+    // Set, not added to: a transaction that lost a write conflict runs again.
+    dropped.count = await approvals.dropAllOf(manager, user.id, action);
+  };
+}
+
+const droppedLine = (email: string, count: number) =>
+  `Dropped ${count} approval(s) of ${email.trim()} from versions waiting for review`;
 
 /**
  * For the commands that write: the schema is brought up to date first, as the API does at
@@ -74,18 +97,24 @@ export class DemoteCommand extends CommandRunner {
     private readonly admins: UsersService,
     private readonly schema: SchemaMigrator,
     private readonly audit: AuditLog,
+    private readonly approvals: PendingApprovals,
   ) {
     super();
   }
 
   run([email]: string[]): Promise<void> {
     return writingAs(this.schema, async () => {
-      const change = await this.admins.demote(email, audited(this.audit, 'demote', email));
+      const dropped = { count: 0 };
+      const change = await this.admins.demote(
+        email,
+        leavingRole(this.audit, this.approvals, 'demote', email, dropped),
+      );
       out(
         change === 'changed'
           ? `Demoted ${email.trim()}; its tokens were revoked, so it logs in again`
           : `${email.trim()} is not an admin`,
       );
+      if (dropped.count > 0) out(droppedLine(email, dropped.count));
       if (this.admins.isListedAdmin(email)) {
         err(
           `Warning: ${email.trim()} is listed in SVC_ADMIN_EMAILS: a server started with that list still treats it ` +
@@ -102,14 +131,20 @@ export class DeactivateCommand extends CommandRunner {
     private readonly admins: UsersService,
     private readonly schema: SchemaMigrator,
     private readonly audit: AuditLog,
+    private readonly approvals: PendingApprovals,
   ) {
     super();
   }
 
   run([email]: string[]): Promise<void> {
     return writingAs(this.schema, async () => {
-      const change = await this.admins.deactivate(email, audited(this.audit, 'deactivate', email));
+      const dropped = { count: 0 };
+      const change = await this.admins.deactivate(
+        email,
+        leavingRole(this.audit, this.approvals, 'deactivate', email, dropped),
+      );
       out(change === 'changed' ? `Deactivated ${email.trim()}` : `${email.trim()} is already deactivated`);
+      if (dropped.count > 0) out(droppedLine(email, dropped.count));
     });
   }
 }

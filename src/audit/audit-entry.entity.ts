@@ -5,6 +5,7 @@ export const AUDIT_ACTIONS = [
   'upload',
   'new_version',
   'approve',
+  'approval_dropped',
   'reject',
   'delete',
   'manifest_key_change',

@@ -24,6 +24,8 @@ import {
   PluginSource,
   RejectArgs,
   ReviewHistory,
+  ReviewVersionArgs,
+  SourceQuery,
   UploadPluginArgs,
 } from './dto/plugin.dto';
 import { MultipartFields } from '../http/multipart-fields.guard';
@@ -50,9 +52,13 @@ import {
   ALREADY_APPROVED_BY_YOU,
   FILE_MISSING,
   MODIFIED_ON_DISK,
+  OTHER_VERSION_DECIDED,
+  OTHER_VERSION_WAITING,
   PluginReviewService,
+  READ_FIRST,
   SELF_REVIEW,
   VERSION_CHANGED,
+  VERSION_NOT_FOUND,
 } from './plugin-review.service';
 import {
   ManifestKey,
@@ -64,7 +70,7 @@ import {
 } from './dto/plugin-lifecycle.dto';
 import { PluginManifestService } from './plugin-manifest.service';
 import { NOT_RATABLE, OWN_RATING, PluginRatingsService, STARS_INVALID } from './plugin-ratings.service';
-import { PluginVersionsService, VERSION_NOT_FOUND } from './plugin-versions.service';
+import { PluginVersionsService } from './plugin-versions.service';
 import { OwnPluginInterceptor } from './own-plugin.interceptor';
 import { CATALOGUE_SORTS } from './plugins.repository';
 import {
@@ -259,47 +265,74 @@ export class CommunityPluginsController {
   }
 
   @AdminRoute({
-    summary: 'The source of a plugin, read from its file (admins)',
+    summary: 'The source of the version approve would act on, or of `?version=`, read from its file (admins)',
     description:
-      '409 when the file no longer matches the hash recorded at upload; 410 when it is missing (the plugin ' +
-      'is then marked `file_missing` in the admin view).',
+      'By default the version waiting for review; for a rejected or revoked plugin its own version; else the ' +
+      'approved version served. `version` and `sha256` name what is shown. Serving it records that this admin ' +
+      'read those bytes (a body-less approve needs that). 409 when the file no longer matches the hash ' +
+      'recorded at upload; 410 when it is missing (the plugin is then marked `file_missing` in the admin view).',
     data: PluginSource,
-    fails: { ...NOT_FOUND, 409: [MODIFIED_ON_DISK], 410: [FILE_MISSING] },
+    fails: {
+      400: ['Invalid request arguments'],
+      404: [PLUGIN_NOT_FOUND, VERSION_NOT_FOUND],
+      409: [MODIFIED_ON_DISK],
+      410: [FILE_MISSING],
+    },
+    query: SourceQuery,
   })
   @ApiPluginId()
   @Get(':id/source')
-  source(@Param('id', ParseIdPipe) id: number | null): Promise<PluginSource> {
-    return this.review.source(id);
+  source(
+    @CurrentUser() caller: AuthUser,
+    @Param('id', ParseIdPipe) id: number | null,
+    @Args() query: SourceQuery,
+  ): Promise<PluginSource> {
+    return this.review.source(caller, id, query.version);
   }
 
   @PluginView('reviewer', {
-    summary: 'Approve the version waiting for review, or re-approve a rejected plugin (admins)',
+    summary: 'Approve the version waiting for review, or reinstate a rejected or revoked plugin (admins)',
     description:
-      'Checks in this order: the plugin, a version to approve, the approver is not its uploader ' +
-      '(unless PLUGIN_SELF_REVIEW=allowed), its file has its recorded digest. With PLUGIN_APPROVALS_REQUIRED ' +
-      'above 1 the approval is counted and the version stays pending until that many distinct admins approved it.',
+      'The body is optional (the spec sends none). Checks in this order: the plugin, a version to approve ' +
+      '(a revoked plugin: the revoked version), the `version` and `sha256` given (if any) are that version, the ' +
+      'approver is not its uploader (unless PLUGIN_SELF_REVIEW=allowed), its file has its recorded digest, the ' +
+      'approver fetched those bytes (`source/` or the diff) since the version was last rejected, and has not ' +
+      'approved it yet. With PLUGIN_APPROVALS_REQUIRED above 1 the version stays pending until that many ' +
+      'admins approved it; an approval counts while its admin is an admin in service.',
     data: AdminPluginView,
     fails: {
+      400: ['Invalid request arguments'],
       ...NOT_FOUND,
       403: [SELF_REVIEW],
       409: [
         'Plugin is already approved',
+        OTHER_VERSION_WAITING,
+        OTHER_VERSION_DECIDED,
         FILE_MISSING,
         MODIFIED_ON_DISK,
+        READ_FIRST,
         ALREADY_APPROVED_BY_YOU,
         VERSION_CHANGED,
       ],
     },
+    args: ReviewVersionArgs,
   })
   @ApiPluginId()
   @Post(':id/approve')
-  approve(@CurrentUser() caller: AuthUser, @Param('id', ParseIdPipe) id: number | null): Promise<UserPlugin> {
-    return this.review.approve(caller, id);
+  approve(
+    @CurrentUser() caller: AuthUser,
+    @Param('id', ParseIdPipe) id: number | null,
+    @Args() args: ReviewVersionArgs,
+  ): Promise<UserPlugin> {
+    return this.review.approve(caller, id, { version: args.version, sha256: args.sha256 });
   }
 
   @PluginView('reviewer', {
     summary: 'Reject the version waiting for review, or revoke an approved plugin, with a reason (admins)',
-    description: 'The uploader is mailed the reason. An admin may not reject a version they uploaded.',
+    description:
+      'The uploader is mailed the reason. An admin may not reject a version they uploaded. `version` and ' +
+      '`sha256` (optional) must name the version rejected (else 409). Every read of the rejected bytes ends: ' +
+      'approving them again takes a new read.',
     data: AdminPluginView,
     fails: {
       403: [SELF_REVIEW],
@@ -308,9 +341,10 @@ export class CommunityPluginsController {
         `Rejection reason must be at most ${REJECTION_REASON_MAX_LENGTH} characters`,
         'Rejection reason must not contain control characters',
         MALFORMED_BODY,
+        'Invalid request arguments',
       ],
       ...NOT_FOUND,
-      409: ['Plugin is already rejected', VERSION_CHANGED],
+      409: ['Plugin is already rejected', OTHER_VERSION_WAITING, OTHER_VERSION_DECIDED, VERSION_CHANGED],
     },
     args: RejectArgs,
   })
@@ -322,7 +356,7 @@ export class CommunityPluginsController {
     @Param('id', ParseIdPipe) id: number | null,
     @Args() args: RejectArgs,
   ): Promise<UserPlugin> {
-    return this.review.reject(caller, id, args.reason);
+    return this.review.reject(caller, id, args.reason, { version: args.version, sha256: args.sha256 });
   }
 
   @AdminRoute({
@@ -395,7 +429,8 @@ export class CommunityPluginsController {
   @PluginView('reviewer', {
     summary: "A version's source as a unified diff against the latest approved version before it (admins)",
     description:
-      'With the validator findings that are new in it. Both files are read through their digest check.',
+      'With the validator findings that are new in it. Both files are read through their digest check. Serving ' +
+      'it records that this admin read the version (as `source/` does).',
     data: VersionDiff,
     fails: {
       404: [PLUGIN_NOT_FOUND, VERSION_NOT_FOUND],
@@ -406,8 +441,12 @@ export class CommunityPluginsController {
   })
   @ApiPluginId()
   @Get(':id/versions/:version/diff')
-  diff(@Param('id', ParseIdPipe) id: number | null, @Param('version') version: string): Promise<VersionDiff> {
-    return this.versions.diff(id, version);
+  diff(
+    @CurrentUser() caller: AuthUser,
+    @Param('id', ParseIdPipe) id: number | null,
+    @Param('version') version: string,
+  ): Promise<VersionDiff> {
+    return this.versions.diff(caller, id, version);
   }
 
   @PluginView('detail', {

@@ -30,6 +30,20 @@ type Decision = 'approve' | 'reject';
 export const SELF_REVIEW = 'Admins cannot review their own plugins';
 export const ALREADY_APPROVED_BY_YOU = 'You have already approved this version';
 export const VERSION_CHANGED = 'The version waiting for review changed; look again';
+export const READ_FIRST = 'Read the source of version <version> before approving';
+export const OTHER_VERSION_WAITING = 'Version <version> is waiting for review, not <given>';
+export const OTHER_VERSION_DECIDED = 'Version <version> is the version to <approve|reject>, not <given>';
+export const VERSION_NOT_FOUND = 'Version not found';
+
+/** What the decider says they decide on (approve's and reject's optional `version` and `sha256`). */
+export interface ExpectedVersion {
+  version?: string;
+  sha256?: string;
+}
+
+/** The bytes a version (or, for a row older than versions, the plugin itself) is read from. */
+type Readable = Pick<PluginVersion, 'version' | 'sha256' | 'filePath'> &
+  Partial<Pick<PluginVersion, 'status' | 'reviewedAt'>>;
 
 /**
  * What admins do: read the source, approve, reject, delete, read the review timeline.
@@ -66,16 +80,48 @@ export class PluginReviewService implements OnApplicationBootstrap {
     }
   }
 
-  /** The file as it is on disk, refused when it is no longer the file that was uploaded. */
-  async source(id: number | null): Promise<PluginSource> {
+  /**
+   * The source of the version approve would act on (the one waiting; a rejected plugin's own
+   * version; else the approved one served), or of `versionText`, read through its digest
+   * check. The read is recorded before the answer leaves: a body-less approve acts only on
+   * bytes the approving admin fetched.
+   */
+  async source(reader: AuthUser, id: number | null, versionText?: string): Promise<PluginSource> {
     const plugin = await findPluginOr404(this.plugins, id);
-    const content = await this.verifiedContent(plugin, plugin.filePath, plugin.sha256, HttpStatus.GONE);
+    const versions = await this.versions.ofPlugin(plugin.id);
+    const version: Readable | undefined =
+      versionText === undefined
+        ? (this.versionToApprove(plugin, versions) ?? servedVersion(plugin, versions) ?? plugin)
+        : versions.find((row) => row.version === versionText);
+    if (!version) throw new ApiError(HttpStatus.NOT_FOUND, VERSION_NOT_FOUND);
+    const content = await this.verifiedContent(plugin, version.filePath, version.sha256, HttpStatus.GONE);
+    const sha256 = sha256Hex(content);
+    await this.recordRead(reader, plugin.id, version, sha256);
     return {
       id: plugin.id,
       name: plugin.name,
-      sha256: sha256Hex(content),
+      version: version.version,
+      sha256,
       source_code: content.toString('utf8'),
     };
+  }
+
+  /**
+   * An admin fetched these bytes (the source, or a diff that shows them): recorded under the
+   * plugin's row lock, and only when no decision on the version landed since it was picked, so
+   * a read served while a rejection committed never outlives the rejection (which drops the
+   * reads it finds).
+   */
+  async recordRead(reader: AuthUser, pluginId: number, seen: Readable, sha256: string): Promise<void> {
+    await this.transactions.run(async (manager) => {
+      if (!(await this.plugins.lockAndRead(manager, pluginId))) throw pluginNotFound();
+      const now = await this.versions.find(pluginId, seen.version, manager);
+      const decidedSince =
+        now !== null &&
+        (now.status !== seen.status || now.reviewedAt?.getTime() !== seen.reviewedAt?.getTime());
+      if (decidedSince) return;
+      await this.versions.recordRead(manager, reader.id, pluginId, seen.version, sha256, this.clock.now());
+    });
   }
 
   /**
@@ -114,21 +160,34 @@ export class PluginReviewService implements OnApplicationBootstrap {
   }
 
   /**
-   * What an admin approves is exactly what an admin could read: the version's file must have
-   * its recorded digest. With PLUGIN_APPROVALS_REQUIRED above 1 the approval is counted and
-   * the version stays pending until enough distinct admins have approved it.
+   * What an admin approves is exactly what that admin read: the version's file must have its
+   * recorded digest, and the approver must have fetched those bytes (source or diff), checked
+   * under the plugin's row lock in the transaction that records the approval. With
+   * PLUGIN_APPROVALS_REQUIRED above 1 the approval is counted and the version stays pending
+   * until enough admins have approved it; an approval counts only while its admin is an admin
+   * in service, judged at the approval that decides.
    */
-  async approve(reviewer: AuthUser, id: number | null): Promise<UserPlugin> {
+  async approve(reviewer: AuthUser, id: number | null, expected: ExpectedVersion = {}): Promise<UserPlugin> {
     const plugin = await findPluginOr404(this.plugins, id);
     const target = await this.versionToDecide(plugin, 'approve');
+    refuseOtherVersion(target, expected, 'approve');
     this.refuseSelfReview(reviewer, target);
     await this.verifiedContent(plugin, target.filePath, target.sha256, HttpStatus.CONFLICT);
-    return this.decide(plugin.id, target, 'approve', async (manager, current) => {
+    return this.decide(plugin.id, target, 'approve', expected, async (manager, current) => {
+      if (
+        target.sha256 === null ||
+        !(await this.versions.hasRead(manager, reviewer.id, current.id, target.sha256))
+      ) {
+        throw new ApiError(HttpStatus.CONFLICT, READ_FIRST.replace('<version>', target.version));
+      }
       if (await this.versions.hasApproved(manager, target.id, reviewer.id)) {
         throw new ApiError(HttpStatus.CONFLICT, ALREADY_APPROVED_BY_YOU);
       }
       const now = this.clock.now();
-      const approvals = await this.versions.addApproval(manager, target.id, reviewer.id, now);
+      await this.versions.addApproval(manager, target.id, reviewer.id, now);
+      const approvals = (await this.versions.approvers(manager, target.id)).filter(
+        (approver) => approver.inService && this.userRules.isAdmin(approver),
+      ).length;
       const required = this.config.pluginApprovalsRequired;
       const decided = approvals >= required;
       if (decided) {
@@ -157,16 +216,24 @@ export class PluginReviewService implements OnApplicationBootstrap {
     });
   }
 
-  async reject(reviewer: AuthUser, id: number | null, rawReason: string | undefined): Promise<UserPlugin> {
+  async reject(
+    reviewer: AuthUser,
+    id: number | null,
+    rawReason: string | undefined,
+    expected: ExpectedVersion = {},
+  ): Promise<UserPlugin> {
     const plugin = await findPluginOr404(this.plugins, id);
     // The reason is checked once the plugin is known to exist, before its status is.
     const reason = validReason(rawReason);
     const target = await this.versionToDecide(plugin, 'reject');
+    refuseOtherVersion(target, expected, 'reject');
     this.refuseSelfReview(reviewer, target);
-    return this.decide(plugin.id, target, 'reject', async (manager, current) => {
+    return this.decide(plugin.id, target, 'reject', expected, async (manager, current) => {
       const review = { reviewedByUserId: reviewer.id, reviewedAt: this.clock.now(), rejectionReason: reason };
       await this.versions.setReview(manager, target.id, { status: 'rejected', ...review });
       await this.versions.clearApprovals(manager, target.id);
+      // A read from before the rejection approves nothing: re-approving takes a read made since.
+      if (target.sha256 !== null) await this.versions.dropReads(manager, current.id, target.sha256);
       const revoking = current.pendingVersion !== target.version;
       if (revoking || current.status !== 'approved') {
         // A revoked plugin, or one never approved: the plugin is rejected and leaves the catalogue at once.
@@ -238,8 +305,9 @@ export class PluginReviewService implements OnApplicationBootstrap {
   }
 
   /**
-   * The version a decision acts on: the one waiting; else, to approve, a rejected plugin's
-   * newest version; to reject, the approved version the catalogue serves (a revocation).
+   * The version a decision acts on: the one waiting; else, to approve, the version a rejected
+   * plugin shows (for a revoked plugin the revoked one, never a newer update an admin
+   * rejected); to reject, the approved version the catalogue serves (a revocation).
    */
   private async versionToDecide(
     plugin: UserPlugin,
@@ -248,12 +316,12 @@ export class PluginReviewService implements OnApplicationBootstrap {
   ): Promise<PluginVersion> {
     const versions = await this.versions.ofPlugin(plugin.id, manager);
     let target: PluginVersion | undefined;
-    if (plugin.pendingVersion !== null) {
+    if (decision === 'approve') {
+      target = this.versionToApprove(plugin, versions);
+    } else if (plugin.pendingVersion !== null) {
       target = versions.find((version) => version.version === plugin.pendingVersion);
-    } else if (decision === 'approve' && plugin.status === 'rejected') {
-      target = versions[0];
-    } else if (decision === 'reject' && plugin.status === 'approved') {
-      target = versions.find((version) => version.version === plugin.version) ?? versions[0];
+    } else if (plugin.status === 'approved') {
+      target = servedVersion(plugin, versions);
     }
     if (!target) {
       throw new ApiError(
@@ -262,6 +330,14 @@ export class PluginReviewService implements OnApplicationBootstrap {
       );
     }
     return target;
+  }
+
+  /** `versions` newest first; undefined when there is nothing to approve. */
+  private versionToApprove(plugin: UserPlugin, versions: PluginVersion[]): PluginVersion | undefined {
+    if (plugin.pendingVersion !== null) {
+      return versions.find((version) => version.version === plugin.pendingVersion);
+    }
+    return plugin.status === 'rejected' ? servedVersion(plugin, versions) : undefined;
   }
 
   private refuseSelfReview(reviewer: AuthUser, version: PluginVersion): void {
@@ -278,6 +354,7 @@ export class PluginReviewService implements OnApplicationBootstrap {
     pluginId: number,
     checked: PluginVersion,
     decision: Decision,
+    expected: ExpectedVersion,
     apply: (manager: EntityManager, current: UserPlugin) => Promise<void>,
   ): Promise<UserPlugin> {
     await retryOnDeadlock(() =>
@@ -285,6 +362,7 @@ export class PluginReviewService implements OnApplicationBootstrap {
         const current = await this.plugins.lockAndRead(manager, pluginId);
         if (!current) throw pluginNotFound();
         const target = await this.versionToDecide(current, decision, manager);
+        refuseOtherVersion(target, expected, decision);
         if (target.id !== checked.id || target.status !== checked.status) {
           throw new ApiError(HttpStatus.CONFLICT, VERSION_CHANGED);
         }
@@ -323,6 +401,28 @@ export const FILE_MISSING = 'Plugin file is missing';
 export const MODIFIED_ON_DISK = 'Plugin file was modified on disk';
 const fileMissing = (status: HttpStatus) => new ApiError(status, FILE_MISSING);
 const modifiedOnDisk = () => new ApiError(HttpStatus.CONFLICT, MODIFIED_ON_DISK);
+
+/** The version the plugin row names (the one it serves or shows), else its newest. */
+function servedVersion(plugin: UserPlugin, versions: PluginVersion[]): PluginVersion | undefined {
+  return versions.find((version) => version.version === plugin.version) ?? versions[0];
+}
+
+/**
+ * A decider who named a version (or its digest) decides on that one or on nothing: 409 names
+ * the version the decision would act on.
+ */
+function refuseOtherVersion(target: PluginVersion, expected: ExpectedVersion, decision: Decision): void {
+  let given: string | null = null;
+  if (expected.version !== undefined && expected.version !== target.version) given = expected.version;
+  else if (expected.sha256 !== undefined && expected.sha256 !== target.sha256)
+    given = `sha256 ${expected.sha256}`;
+  if (given === null) return;
+  const message =
+    target.status === 'pending'
+      ? OTHER_VERSION_WAITING.replace('<version>', target.version)
+      : OTHER_VERSION_DECIDED.replace('<version>', target.version).replace('<approve|reject>', decision);
+  throw new ApiError(HttpStatus.CONFLICT, message.replace('<given>', given));
+}
 
 function validReason(raw: string | undefined): string {
   const reason = raw?.trim();

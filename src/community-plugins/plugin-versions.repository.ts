@@ -71,17 +71,74 @@ export class PluginVersionsRepository {
     return rows.length > 0;
   }
 
-  /** Records one approval and answers how many distinct admins have approved the version. */
-  async addApproval(manager: EntityManager, versionId: number, userId: number, at: Date): Promise<number> {
+  /** Records one approval; the caller counts the approvals that still count (approvers()). */
+  async addApproval(manager: EntityManager, versionId: number, userId: number, at: Date): Promise<void> {
     await manager.query(
       'INSERT INTO plugin_version_approvals (version_id, user_id, created_at) VALUES (?, ?, ?)',
       [versionId, userId, sqlDate(manager, at)],
     );
-    const [row] = (await manager.query(
-      'SELECT COUNT(DISTINCT user_id) AS cnt FROM plugin_version_approvals WHERE version_id = ?',
+  }
+
+  /**
+   * The users whose approval of the version counts toward the quorum are decided by the
+   * caller (the admin role and service at this moment); their rows are read with a shared
+   * lock on MySQL, so a demotion or deactivation either commits before this count (and is
+   * seen) or waits for the decision it would have changed.
+   */
+  async approvers(
+    manager: EntityManager,
+    versionId: number,
+  ): Promise<Array<{ id: number; email: string; isAdmin: boolean; inService: boolean }>> {
+    const lock = manager.connection.options.type === 'mysql' ? ' LOCK IN SHARE MODE' : '';
+    const rows = (await manager.query(
+      'SELECT u.id AS id, u.email AS email, u.is_admin AS is_admin, u.deactivated_at AS deactivated_at ' +
+        `FROM plugin_version_approvals a JOIN users u ON u.id = a.user_id WHERE a.version_id = ?${lock}`,
       [versionId],
-    )) as Array<{ cnt: number | string }>;
-    return Number(row?.cnt ?? 0);
+    )) as Array<{ id: number | string; email: string; is_admin: unknown; deactivated_at: unknown }>;
+    return rows.map((row) => ({
+      id: Number(row.id),
+      email: row.email,
+      isAdmin: Boolean(Number(row.is_admin)),
+      inService: row.deactivated_at === null,
+    }));
+  }
+
+  /**
+   * An admin fetched these bytes of the plugin (its source or a diff): recorded by the request
+   * that served them, one row per admin, plugin and digest (a later read only moves `read_at`).
+   */
+  async recordRead(
+    manager: EntityManager,
+    userId: number,
+    pluginId: number,
+    version: string,
+    sha256: string,
+    at: Date,
+  ): Promise<void> {
+    const upsert =
+      manager.connection.options.type === 'mysql'
+        ? 'ON DUPLICATE KEY UPDATE version = VALUES(version), read_at = VALUES(read_at)'
+        : 'ON CONFLICT (plugin_id, sha256, user_id) DO UPDATE SET version = excluded.version, read_at = excluded.read_at';
+    await manager.query(
+      `INSERT INTO plugin_version_reads (user_id, plugin_id, version, sha256, read_at) VALUES (?, ?, ?, ?, ?) ${upsert}`,
+      [userId, pluginId, version, sha256, sqlDate(manager, at)],
+    );
+  }
+
+  async hasRead(manager: EntityManager, userId: number, pluginId: number, sha256: string): Promise<boolean> {
+    const rows = (await manager.query(
+      'SELECT 1 AS found FROM plugin_version_reads WHERE plugin_id = ? AND sha256 = ? AND user_id = ?',
+      [pluginId, sha256, userId],
+    )) as unknown[];
+    return rows.length > 0;
+  }
+
+  /** A rejection ends every read of the bytes it rejected: approving them again takes a read made since. */
+  async dropReads(manager: EntityManager, pluginId: number, sha256: string): Promise<void> {
+    await manager.query('DELETE FROM plugin_version_reads WHERE plugin_id = ? AND sha256 = ?', [
+      pluginId,
+      sha256,
+    ]);
   }
 
   /** A rejection ends the round: a later re-approval starts counting again (the audit log keeps the history). */

@@ -4,15 +4,16 @@ import type { AuthUser } from '../common/decorators';
 import type { PluginVersionView, VersionDiff, VersionList } from './dto/plugin-lifecycle.dto';
 import { PluginCatalogueService } from './plugin-catalogue.service';
 import { findPluginOr404 } from './plugin-lookup';
-import { PluginReviewService } from './plugin-review.service';
+import { PluginReviewService, VERSION_NOT_FOUND } from './plugin-review.service';
 import type { PluginVersion } from './plugin-version.entity';
 import { PluginVersionsRepository } from './plugin-versions.repository';
 import { PluginsRepository } from './plugins.repository';
+import { sha256Hex } from './plugin-storage';
 import { unifiedDiff } from './unified-diff';
 import { ValidatorBusyError, ValidatorPool } from '../plugin-validator';
 import type { Violation } from '../plugin-validator';
 
-export const VERSION_NOT_FOUND = 'Version not found';
+export { VERSION_NOT_FOUND };
 
 /** What the versions of a plugin look like to their readers, and the reviewers' diff. */
 @Injectable()
@@ -60,8 +61,9 @@ export class PluginVersionsService {
   /**
    * The version's source against the latest version approved before it (nothing for a first
    * version), both read through the digest check, and the validator findings that are new in it.
+   * The diff shows the version whole, so serving it records the reader's read of that version.
    */
-  async diff(id: number | null, versionText: string): Promise<VersionDiff> {
+  async diff(reader: AuthUser, id: number | null, versionText: string): Promise<VersionDiff> {
     const plugin = await findPluginOr404(this.plugins, id);
     const all = await this.versions.ofPlugin(plugin.id);
     const version = all.find((row) => row.version === versionText);
@@ -74,6 +76,7 @@ export class PluginVersionsService {
       base ? this.findings(baseSource) : Promise.resolve([]),
     ]);
     const known = new Set(baseFindings.map(findingKey));
+    await this.review.recordRead(reader, plugin.id, version, sha256Hex(source));
     return {
       plugin_id: plugin.id,
       version: version.version,

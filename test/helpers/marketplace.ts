@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Response } from 'supertest';
 import { CLAIM_MARKER } from '../../src/community-plugins/plugin-directory-claim';
 import { login, registerAndActivate, STRONG_PASSWORD } from './accounts';
 import type { TestUser } from './accounts';
@@ -178,4 +179,29 @@ export async function countPlugins(t: TestApp, where: string): Promise<number> {
     n: unknown;
   }>;
   return Number(row.n);
+}
+
+/** A request sent once another has been: chains like a supertest request (`.expect(200)`, `await`). */
+export interface SentAfter extends PromiseLike<Response> {
+  expect(status: number): Promise<Response>;
+}
+
+/**
+ * Approve as an admin does: fetch the source approve would act on (which records the read),
+ * then approve without a body, as the spec and the original web client send it. The read's
+ * own answer is not checked: a test of a broken file expects approve's refusal of it.
+ */
+export function readThenApprove(t: TestApp, token: string, id: number | string): SentAfter {
+  const send = async (status?: number): Promise<Response> => {
+    await t.http().get(`/api/v1/community-plugins/${id}/source/`).set('Authorization', `Bearer ${token}`);
+    const call = t
+      .http()
+      .post(`/api/v1/community-plugins/${id}/approve/`)
+      .set('Authorization', `Bearer ${token}`);
+    return status === undefined ? await call : await call.expect(status);
+  };
+  return {
+    expect: (status) => send(status),
+    then: (fulfilled, rejected) => send().then(fulfilled, rejected),
+  };
 }

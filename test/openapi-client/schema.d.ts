@@ -510,8 +510,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The source of a plugin, read from its file (admins)
-         * @description 409 when the file no longer matches the hash recorded at upload; 410 when it is missing (the plugin is then marked `file_missing` in the admin view).
+         * The source of the version approve would act on, or of `?version=`, read from its file (admins)
+         * @description By default the version waiting for review; for a rejected or revoked plugin its own version; else the approved version served. `version` and `sha256` name what is shown. Serving it records that this admin read those bytes (a body-less approve needs that). 409 when the file no longer matches the hash recorded at upload; 410 when it is missing (the plugin is then marked `file_missing` in the admin view).
          */
         get: operations["CommunityPluginsController_source"];
         put?: never;
@@ -532,8 +532,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Approve the version waiting for review, or re-approve a rejected plugin (admins)
-         * @description Checks in this order: the plugin, a version to approve, the approver is not its uploader (unless PLUGIN_SELF_REVIEW=allowed), its file has its recorded digest. With PLUGIN_APPROVALS_REQUIRED above 1 the approval is counted and the version stays pending until that many distinct admins approved it.
+         * Approve the version waiting for review, or reinstate a rejected or revoked plugin (admins)
+         * @description The body is optional (the spec sends none). Checks in this order: the plugin, a version to approve (a revoked plugin: the revoked version), the `version` and `sha256` given (if any) are that version, the approver is not its uploader (unless PLUGIN_SELF_REVIEW=allowed), its file has its recorded digest, the approver fetched those bytes (`source/` or the diff) since the version was last rejected, and has not approved it yet. With PLUGIN_APPROVALS_REQUIRED above 1 the version stays pending until that many admins approved it; an approval counts while its admin is an admin in service.
          */
         post: operations["CommunityPluginsController_approve"];
         delete?: never;
@@ -553,7 +553,7 @@ export interface paths {
         put?: never;
         /**
          * Reject the version waiting for review, or revoke an approved plugin, with a reason (admins)
-         * @description The uploader is mailed the reason. An admin may not reject a version they uploaded.
+         * @description The uploader is mailed the reason. An admin may not reject a version they uploaded. `version` and `sha256` (optional) must name the version rejected (else 409). Every read of the rejected bytes ends: approving them again takes a new read.
          */
         post: operations["CommunityPluginsController_reject"];
         delete?: never;
@@ -612,7 +612,7 @@ export interface paths {
         };
         /**
          * A version's source as a unified diff against the latest approved version before it (admins)
-         * @description With the validator findings that are new in it. Both files are read through their digest check.
+         * @description With the validator findings that are new in it. Both files are read through their digest check. Serving it records that this admin read the version (as `source/` does).
          */
         get: operations["CommunityPluginsController_diff"];
         put?: never;
@@ -742,7 +742,7 @@ export interface components {
             /** @description The acting user when `actor` is `user` */
             actor_user_id: number | null;
             /** @enum {string} */
-            action: "upload" | "new_version" | "approve" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change";
+            action: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change";
             /**
              * @description `plugin:<id>`, `user:<id>`, `configuration` or `manifest-key`
              * @example plugin:12
@@ -1059,7 +1059,9 @@ export interface components {
         PluginSource: {
             id: number;
             name: string;
-            /** @description Of the file as read now */
+            /** @description The version shown: by default the one approve would act on (the version waiting for review; for a rejected or revoked plugin, its own version; else the approved version served), or `?version=` */
+            version: string;
+            /** @description Of the file as read now: the version's recorded digest (else 409) */
             sha256: string;
             source_code: string;
         };
@@ -1140,7 +1142,7 @@ export interface operations {
                 /** @description Above 200 counts as 200 */
                 limit?: number;
                 subject?: string;
-                action?: "upload" | "new_version" | "approve" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change";
+                action?: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change";
             };
             header?: never;
             path?: never;
@@ -4247,7 +4249,10 @@ export interface operations {
     };
     CommunityPluginsController_source: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Any version of the plugin; by default the one approve would act on */
+                version?: string;
+            };
             header?: never;
             path: {
                 /** @description Decimal digits without a leading zero; any other spelling names nothing */
@@ -4270,6 +4275,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `Invalid request arguments` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
                 headers: {
@@ -4288,7 +4302,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Plugin not found` */
+            /** @description `Plugin not found`, `Version not found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4345,7 +4359,29 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Also accepted as query-string arguments. */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The version decided on */
+                    version?: string;
+                    /** @description The sha256 of the version decided on */
+                    sha256?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description The version decided on */
+                    version?: string;
+                    /** @description The sha256 of the version decided on */
+                    sha256?: string;
+                };
+                "multipart/form-data": {
+                    /** @description The version decided on */
+                    version?: string;
+                    /** @description The sha256 of the version decided on */
+                    sha256?: string;
+                };
+            };
+        };
         responses: {
             /** @description Success */
             200: {
@@ -4360,7 +4396,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Malformed request body` */
+            /** @description `Invalid request arguments`; `Malformed request body` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4396,7 +4432,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Plugin is already approved`, `Plugin file is missing`, `Plugin file was modified on disk`, `You have already approved this version`, `The version waiting for review changed; look again` */
+            /** @description `Plugin is already approved`, `Version <version> is waiting for review, not <given>`, `Version <version> is the version to <approve|reject>, not <given>`, `Plugin file is missing`, `Plugin file was modified on disk`, `Read the source of version <version> before approving`, `You have already approved this version`, `The version waiting for review changed; look again` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4457,14 +4493,26 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
+                    /** @description The version decided on */
+                    version?: string;
+                    /** @description The sha256 of the version decided on */
+                    sha256?: string;
                     /** @description Shown to the uploader; trimmed */
                     reason: string;
                 };
                 "application/x-www-form-urlencoded": {
+                    /** @description The version decided on */
+                    version?: string;
+                    /** @description The sha256 of the version decided on */
+                    sha256?: string;
                     /** @description Shown to the uploader; trimmed */
                     reason: string;
                 };
                 "multipart/form-data": {
+                    /** @description The version decided on */
+                    version?: string;
+                    /** @description The sha256 of the version decided on */
+                    sha256?: string;
                     /** @description Shown to the uploader; trimmed */
                     reason: string;
                 };
@@ -4484,7 +4532,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Missing rejection reason`, `Rejection reason must be at most 2000 characters`, `Rejection reason must not contain control characters`, `Malformed request body` */
+            /** @description `Missing rejection reason`, `Rejection reason must be at most 2000 characters`, `Rejection reason must not contain control characters`, `Malformed request body`, `Invalid request arguments` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4520,7 +4568,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Plugin is already rejected`, `The version waiting for review changed; look again` */
+            /** @description `Plugin is already rejected`, `Version <version> is waiting for review, not <given>`, `Version <version> is the version to <approve|reject>, not <given>`, `The version waiting for review changed; look again` */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -1,6 +1,6 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import { Allow } from 'class-validator';
-import { StringArg } from '../../common/args';
+import { Allow, Matches, MaxLength } from 'class-validator';
+import { StringArg, TextArg } from '../../common/args';
 import {
   AUTHOR_LENGTH,
   DEFAULT_VERSION,
@@ -83,7 +83,14 @@ export class PluginSource {
   @ApiProperty()
   name!: string;
 
-  @ApiProperty({ description: 'Of the file as read now' })
+  @ApiProperty({
+    description:
+      'The version shown: by default the one approve would act on (the version waiting for review; for a ' +
+      'rejected or revoked plugin, its own version; else the approved version served), or `?version=`',
+  })
+  version!: string;
+
+  @ApiProperty({ description: "Of the file as read now: the version's recorded digest (else 409)" })
   sha256!: string;
 
   @ApiProperty()
@@ -187,8 +194,35 @@ export class UploadPluginArgs {
   tags?: unknown;
 }
 
+/**
+ * The version a decision is meant for. When given and not the version the decision would act
+ * on, the answer is 409 naming that version.
+ */
+export class ReviewVersionArgs {
+  @ApiPropertyOptional({ maxLength: VERSION_MAX_LENGTH, description: 'The version decided on' })
+  @TextArg()
+  @MaxLength(VERSION_MAX_LENGTH, { message: `must be at most ${VERSION_MAX_LENGTH} characters` })
+  version?: string;
+
+  @ApiPropertyOptional({ pattern: '^[0-9a-f]{64}$', description: 'The sha256 of the version decided on' })
+  @TextArg()
+  @Matches(/^[0-9a-f]{64}$/, { message: 'must be 64 lower-case hexadecimal digits' })
+  sha256?: string;
+}
+
+/** `?version=` of the source endpoint: any version of the plugin. */
+export class SourceQuery {
+  @ApiPropertyOptional({
+    maxLength: VERSION_MAX_LENGTH,
+    description: 'Any version of the plugin; by default the one approve would act on',
+  })
+  @TextArg()
+  @MaxLength(VERSION_MAX_LENGTH, { message: `must be at most ${VERSION_MAX_LENGTH} characters` })
+  version?: string;
+}
+
 /** The reason is checked by the review service once the plugin is known to exist. */
-export class RejectArgs {
+export class RejectArgs extends ReviewVersionArgs {
   @ApiProperty({
     minLength: 1,
     maxLength: REJECTION_REASON_MAX_LENGTH,
