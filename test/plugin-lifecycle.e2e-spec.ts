@@ -11,6 +11,7 @@ import { fail } from './helpers/envelopes';
 import {
   benignPlugin,
   databaseUrlOf,
+  svcAdminOn as svcAdmin,
   HOSTILE_SOURCE,
   SignedInUser,
   marketplaceApp,
@@ -21,7 +22,7 @@ import {
   validFields,
 } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
-import { bootApp, createTestApp, TestApp, TEST_JWT_SECRET } from './helpers/test-app';
+import { bootApp, createTestApp, TestApp } from './helpers/test-app';
 
 type Row = Record<string, unknown>;
 const ROOT = join(__dirname, '..');
@@ -64,29 +65,6 @@ async function uploaded(t: TestApp, user: SignedInUser, name: string, file = sou
   const response = await upload(t, user.token, { fields: validFields(name), file });
   expect(response.status).toBe(201);
   return dataOf(response);
-}
-
-/** svc-admin as a process on the app's database and plugin directory. */
-function svcAdmin(t: TestApp, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/svc-admin.js'), ...args],
-      {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH,
-          DATABASE_URL: databaseUrlOf(t),
-          JWT_SECRET: TEST_JWT_SECRET,
-          PLUGIN_MANIFEST_KEY: t.config.pluginManifestKey,
-          COMMUNITY_PLUGIN_DIR: t.config.communityPluginDir,
-        },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) =>
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
-    );
-  });
 }
 
 async function fileOf(t: TestApp, pluginId: unknown, version?: string): Promise<string> {

@@ -1,11 +1,9 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { fail } from './helpers/envelopes';
 import {
   benignPlugin,
-  databaseUrlOf,
+  svcAdminOn as svcAdmin,
   marketplaceApp,
   readThenApprove,
   SignedInUser,
@@ -14,37 +12,13 @@ import {
   validFields,
 } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
-import { createTestApp, TestApp, TEST_JWT_SECRET } from './helpers/test-app';
+import { createTestApp, TestApp } from './helpers/test-app';
 
 type Row = Record<string, unknown>;
-const ROOT = join(__dirname, '..');
 const sha = (content: Buffer) => createHash('sha256').update(content).digest('hex');
 const dataOf = <T = Row>(response: { body: unknown }) => (response.body as { data: T }).data;
 
 jest.setTimeout(180_000);
-
-/** svc-admin as a process on the app's database and plugin directory. */
-function svcAdmin(t: TestApp, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/svc-admin.js'), ...args],
-      {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH,
-          DATABASE_URL: databaseUrlOf(t),
-          JWT_SECRET: TEST_JWT_SECRET,
-          PLUGIN_MANIFEST_KEY: t.config.pluginManifestKey,
-          COMMUNITY_PLUGIN_DIR: t.config.communityPluginDir,
-        },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) =>
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
-    );
-  });
-}
 
 /** Reviewers' calls on one app. */
 function client(t: TestApp) {

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Response } from 'supertest';
@@ -5,8 +6,10 @@ import { CLAIM_MARKER } from '../../src/community-plugins/plugin-directory-claim
 import { login, registerAndActivate, STRONG_PASSWORD } from './accounts';
 import type { TestUser } from './accounts';
 import type { SmtpSink } from './smtp-sink';
-import { createTestApp } from './test-app';
+import { createTestApp, TEST_JWT_SECRET } from './test-app';
 import type { TestApp } from './test-app';
+
+const ROOT = join(__dirname, '..', '..');
 
 export const FIXTURES = join(__dirname, '../fixtures/marketplace');
 
@@ -152,6 +155,32 @@ export function databaseUrlOf(t: TestApp): string {
   if (database.type === 'sqlite') return `sqlite:${database.path}`;
   const auth = `${encodeURIComponent(database.username)}${database.password ? `:${encodeURIComponent(database.password)}` : ''}`;
   return `mysql://${auth}@${database.host}:${database.port}/${database.database}`;
+}
+
+/** svc-admin as a process on a test app's database and plugin directory. */
+export function svcAdminOn(
+  t: TestApp,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(ROOT, 'bin/svc-admin.js'), ...args],
+      {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH,
+          DATABASE_URL: databaseUrlOf(t),
+          JWT_SECRET: TEST_JWT_SECRET,
+          PLUGIN_MANIFEST_KEY: t.config.pluginManifestKey,
+          COMMUNITY_PLUGIN_DIR: t.config.communityPluginDir,
+        },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
+    );
+  });
 }
 
 /** The catalogue's kept counts (catalogue_counts) beside the same lists counted from the rows. */
