@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unifiedDiff } from './unified-diff';
@@ -14,6 +14,8 @@ function gnuDiff(before: string, after: string): string {
     return '';
   } catch (error) {
     return (error as { stdout: Buffer }).stdout.toString();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
