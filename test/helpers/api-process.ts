@@ -10,14 +10,28 @@ import { TEST_JWT_SECRET } from './test-app';
 
 const ROOT = join(__dirname, '..', '..');
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports a test process is given are drawn at random from below the range the system hands out
+ * for port 0 and for outgoing connections (32768 and up on Linux). Port 0's own choice, closed
+ * again, went to another worker running side by side before this one's child bound it: that
+ * child was then sent the other's answers. Here two picks meet only by a 1-in-12,000 chance.
+ */
+const PICKED_PORTS = { from: 20_000, to: 32_000 };
+
+/** A port nothing listens on now, for a process about to be started. */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const port = PICKED_PORTS.from + Math.floor(Math.random() * (PICKED_PORTS.to - PICKED_PORTS.from));
+    if (await isFree(port)) return port;
+  }
+  throw new Error('no free port found');
+}
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
