@@ -38,9 +38,9 @@ const logger = new Logger('Pages');
  * The small pages of the service itself, outside /api/v1: `/` names the documentation,
  * `/email-verify/<key>` is where the activation mail's link lands, and `/password-reset`
  * drives the public OTP endpoints; `/email-claim/<key>` is the activation mail's second link,
- * where the owner of an address someone else registered secures it. Plain Fastify routes like the Swagger UI's: they are no
- * API operations (not in the OpenAPI document, no JSON envelopes) and leave every API route
- * as it is. They get the same headers as the API (helmet's CSP, no-store, X-Request-Id).
+ * where the owner of an address someone else registered secures it. Plain Fastify routes like
+ * the Swagger UI's: they are no API operations (not in the OpenAPI document, no JSON
+ * envelopes) and leave every API route as it is. They get the same headers as the API (helmet's CSP, no-store, X-Request-Id).
  */
 export function servePages(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
