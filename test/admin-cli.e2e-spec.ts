@@ -1,50 +1,24 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { login, register, setPasswordByOtp, STRONG_PASSWORD } from './helpers/accounts';
 import { SmtpSink } from './helpers/smtp-sink';
+import { runSvcAdmin, type CliResult } from './helpers/svc-admin';
 import { createTestApp, TestApp, TEST_JWT_SECRET } from './helpers/test-app';
 import { databaseUrlOf, SignedInUser, signUpAs } from './helpers/marketplace';
 import { bootApp } from './helpers/test-app';
 import { accountFail } from './helpers/envelopes';
 
-const ROOT = join(__dirname, '..');
-
 // Each svc-admin run is a Node process that loads Nest and opens the database: about 2 s.
 jest.setTimeout(120_000);
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * svc-admin as a real process on the test app's database: the package's own bin, on the build
- * (jest's global setup refuses a dist/ older than src/).
- */
+/** svc-admin on the test app's database, with a plugin directory of its own unless `env` names one. */
 function svcAdmin(databaseUrl: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/svc-admin.js'), ...args],
-      {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH,
-          DATABASE_URL: databaseUrl,
-          JWT_SECRET: TEST_JWT_SECRET,
-          COMMUNITY_PLUGIN_DIR: join(mkdtempSync(join(tmpdir(), 'svc-cli-')), 'plugins'),
-          ...env,
-        },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
+  return runSvcAdmin(args, {
+    DATABASE_URL: databaseUrl,
+    JWT_SECRET: TEST_JWT_SECRET,
+    COMMUNITY_PLUGIN_DIR: join(mkdtempSync(join(tmpdir(), 'svc-cli-')), 'plugins'),
+    ...env,
   });
 }
 
@@ -57,16 +31,7 @@ const isAdminInDatabase = async (t: TestApp, email: string): Promise<boolean> =>
 
 /** svc-admin in a working directory of its own, with no setting but PATH and `env`. */
 function svcAdminIn(cwd: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/svc-admin.js'), ...args],
-      { cwd, env: { PATH: process.env.PATH, ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-      },
-    );
-  });
+  return runSvcAdmin(args, env, cwd);
 }
 
 const USAGE = `Usage: svc-admin [options] [command]

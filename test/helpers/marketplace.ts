@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Response } from 'supertest';
@@ -6,10 +5,9 @@ import { CLAIM_MARKER } from '../../src/community-plugins/plugin-directory-claim
 import { login, registerAndActivate, STRONG_PASSWORD } from './accounts';
 import type { TestUser } from './accounts';
 import type { SmtpSink } from './smtp-sink';
+import { runSvcAdmin, type CliResult } from './svc-admin';
 import { createTestApp, TEST_JWT_SECRET } from './test-app';
 import type { TestApp } from './test-app';
-
-const ROOT = join(__dirname, '..', '..');
 
 export const FIXTURES = join(__dirname, '../fixtures/marketplace');
 
@@ -158,28 +156,12 @@ export function databaseUrlOf(t: TestApp): string {
 }
 
 /** svc-admin as a process on a test app's database and plugin directory. */
-export function svcAdminOn(
-  t: TestApp,
-  args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/svc-admin.js'), ...args],
-      {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH,
-          DATABASE_URL: databaseUrlOf(t),
-          JWT_SECRET: TEST_JWT_SECRET,
-          PLUGIN_MANIFEST_KEY: t.config.pluginManifestKey,
-          COMMUNITY_PLUGIN_DIR: t.config.communityPluginDir,
-        },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) =>
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
-    );
+export function svcAdminOn(t: TestApp, args: string[]): Promise<CliResult> {
+  return runSvcAdmin(args, {
+    DATABASE_URL: databaseUrlOf(t),
+    JWT_SECRET: TEST_JWT_SECRET,
+    PLUGIN_MANIFEST_KEY: t.config.pluginManifestKey,
+    COMMUNITY_PLUGIN_DIR: t.config.communityPluginDir,
   });
 }
 
