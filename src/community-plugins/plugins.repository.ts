@@ -584,15 +584,40 @@ export class PluginsRepository {
     );
   }
 
-  /** What the manifest lists: approved, with a digest, and a file that is there and unaltered. */
-  manifestEntries(): Promise<Array<{ id: number; name: string; version: string; sha256: string }>> {
-    return this.plugins
-      .createQueryBuilder('p')
-      .select(['p.id', 'p.name', 'p.version', 'p.sha256'])
-      .where("p.status = 'approved'")
-      .andWhere('p.sha256 IS NOT NULL AND p.file_missing_at IS NULL AND p.file_altered_at IS NULL')
-      .orderBy('p.id', 'ASC')
-      .getMany() as Promise<Array<{ id: number; name: string; version: string; sha256: string }>>;
+  /**
+   * What the manifest lists (approved, with a digest, and a file that is there and unaltered)
+   * and the audit chain's head count as of the same instant: one statement reads one snapshot
+   * on SQLite and InnoDB at any isolation level, and every decision that changes the list
+   * appends to the chain in its own transaction, so the entries are exactly the state after
+   * `serial` audit entries. Two statements, even in one transaction, would depend on the
+   * isolation level (READ COMMITTED takes a fresh snapshot per statement).
+   */
+  async manifestSnapshot(): Promise<{
+    serial: number;
+    entries: Array<{ id: number; name: string; version: string; sha256: string }>;
+  }> {
+    const rows = (await this.plugins.query(
+      `SELECT c.entries AS serial, p.id, p.name, p.version, p.sha256
+         FROM audit_chain c
+         LEFT JOIN user_plugins p
+           ON p.status = 'approved' AND p.sha256 IS NOT NULL
+          AND p.file_missing_at IS NULL AND p.file_altered_at IS NULL
+        WHERE c.id = 1
+        ORDER BY p.id`,
+    )) as Array<{
+      serial: number | string;
+      id: number | string | null;
+      name: string;
+      version: string;
+      sha256: string;
+    }>;
+    if (rows.length === 0) throw new Error('The audit chain head (audit_chain, id 1) is missing');
+    return {
+      serial: Number(rows[0].serial),
+      entries: rows
+        .filter((row) => row.id !== null)
+        .map((row) => ({ id: Number(row.id), name: row.name, version: row.version, sha256: row.sha256 })),
+    };
   }
 
   /**
