@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
+import { generateKeyPairSync, sign } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { canonicalJson } from '../src/common/canonical-json';
 import { SmtpSink } from './helpers/smtp-sink';
 import {
   benignPlugin,
@@ -57,13 +59,13 @@ describe('the signed manifest cannot be replayed', () => {
     );
 
   /** Runs the documented loader on `manifest` with the state file `state`: its exit code and one line. */
-  const load = (manifest: unknown, state: string, pluginDir?: string) => {
+  const load = (manifest: unknown, state: string, pluginDir?: string, keyFile = publicKeyFile) => {
     const file = join(work, `manifest-${(files += 1)}.json`);
-    writeFileSync(file, JSON.stringify(manifest));
+    writeFileSync(file, typeof manifest === 'string' ? manifest : JSON.stringify(manifest));
     return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
       execFile(
         'python3',
-        [LOADER, file, publicKeyFile, state, ...(pluginDir ? [pluginDir] : [])],
+        [LOADER, file, keyFile, state, ...(pluginDir ? [pluginDir] : [])],
         (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
       ),
     );
@@ -210,6 +212,57 @@ describe('the signed manifest cannot be replayed', () => {
       stdout: `refused: the state file ${state} is unreadable: repair or remove it\n`,
       stderr: '',
     });
+  });
+
+  it('names each other refusal in one line: a manifest without serial or expiry, unsigned, not JSON, a key not Ed25519', async () => {
+    // Signed by a key of the test's own, so that the loader reaches the checks after the signature.
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const ownKeyFile = join(work, 'own-key.pem');
+    writeFileSync(ownKeyFile, publicKey.export({ type: 'spki', format: 'pem' }));
+    const signed = (body: Record<string, unknown>) => ({
+      ...body,
+      signature: sign(null, Buffer.from(canonicalJson(body)), privateKey).toString('base64'),
+    });
+    const refused = (reason: string) => ({ code: 1, stdout: `refused: ${reason}\n`, stderr: '' });
+    const state = freshState();
+    const current = await fetchManifest();
+    const { serial, expires_at, ...rest } = current;
+    delete (rest as Partial<Manifest>).signature;
+
+    // What a server older than the serial signed.
+    expect(
+      await load(signed({ generated_at: current.issued_at, plugins: [] }), state, undefined, ownKeyFile),
+    ).toEqual(refused('the manifest has no serial (a server older than the replay defence)'));
+    expect(
+      await load(signed({ ...rest, serial: String(serial), expires_at }), state, undefined, ownKeyFile),
+    ).toEqual(refused('the manifest has no serial (a server older than the replay defence)'));
+    expect(await load(signed({ ...rest, serial }), state, undefined, ownKeyFile)).toEqual(
+      refused('the manifest has no expires_at or no plugins'),
+    );
+    expect(
+      await load(
+        signed({ ...rest, serial, expires_at: '2026-01-01T00:00:00' }),
+        state,
+        undefined,
+        ownKeyFile,
+      ),
+    ).toEqual(refused('the manifest has no expires_at or no plugins'));
+    expect(await load({ ...rest, serial, expires_at }, state)).toEqual(
+      refused('the manifest has no signature'),
+    );
+    expect(await load('{"serial": 1', state)).toEqual(
+      refused(`${join(work, `manifest-${files}.json`)} is not JSON`),
+    );
+    const rsaKeyFile = join(work, 'rsa-key.pem');
+    writeFileSync(
+      rsaKeyFile,
+      generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }),
+    );
+    expect(await load(current, state, undefined, rsaKeyFile)).toEqual(
+      refused('the pinned key is not an Ed25519 public key'),
+    );
+    // None of them was loaded: the state file was never written.
+    expect(() => readFileSync(state)).toThrow();
   });
 
   it('PLUGIN_MANIFEST_TTL_SECONDS sets expires_at', async () => {
