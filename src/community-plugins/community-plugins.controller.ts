@@ -233,7 +233,8 @@ export class CommunityPluginsController {
     summary: 'The signed manifest: the approved catalogue as the framework loads it',
     description:
       'One entry per approved plugin whose file is present and has its approved digest; never a file path ' +
-      '(a loader finds a file by its digest). `signature` signs every other member; the key is at `manifest/key/`.',
+      '(a loader finds a file by its digest). `signature` signs every other member; the key is at `manifest/key/`. ' +
+      'A loader refuses a manifest past `expires_at` or with a `serial` lower than the last it loaded (docs/plugin-manifest.md).',
     data: PluginManifest,
   })
   @Get('manifest')

@@ -22,6 +22,7 @@ export class PluginManifestService implements OnApplicationBootstrap {
   private readonly publicKeyPem: string;
   /** sha256 of the raw public key, hex: how the audit log names a key. */
   readonly fingerprint: string;
+  private readonly ttlSeconds: number;
 
   constructor(
     private readonly plugins: PluginsRepository,
@@ -31,6 +32,7 @@ export class PluginManifestService implements OnApplicationBootstrap {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.privateKey = createPrivateKey(config.pluginManifestKey);
+    this.ttlSeconds = config.pluginManifestTtlSeconds;
     const publicKey = createPublicKey(this.privateKey);
     this.publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
     this.fingerprint = createHash('sha256')
@@ -64,14 +66,21 @@ export class PluginManifestService implements OnApplicationBootstrap {
     return last ? ((JSON.parse(last.details) as { fingerprint?: string }).fingerprint ?? null) : null;
   }
 
+  /**
+   * `serial` is the audit chain's head count, read with the entries (see manifestSnapshot):
+   * it never decreases, and every decision that changes the entries raises it, so a loader
+   * that refuses a serial lower than the last it loaded cannot be fed a manifest from before a
+   * revocation; `expires_at` bounds how long a manifest withheld from it stays loadable.
+   */
   async manifest(): Promise<PluginManifest> {
-    const plugins = (await this.plugins.manifestEntries()).map(({ id, name, version, sha256 }) => ({
-      id,
-      name,
-      version,
-      sha256,
-    }));
-    const body = { generated_at: this.clock.now().toISOString(), plugins };
+    const { serial, entries } = await this.plugins.manifestSnapshot();
+    const issuedAt = this.clock.now();
+    const body = {
+      serial,
+      issued_at: issuedAt.toISOString(),
+      expires_at: new Date(issuedAt.getTime() + this.ttlSeconds * 1000).toISOString(),
+      plugins: entries,
+    };
     const signature = sign(null, Buffer.from(canonicalJson(body), 'utf8'), this.privateKey).toString(
       'base64',
     );

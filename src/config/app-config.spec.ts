@@ -30,6 +30,7 @@ describe('loadConfig', () => {
       pluginDirMinFreeBytes: 64 * 1024 * 1024,
       pluginReconcileIntervalSeconds: 600,
       pluginFileGraceSeconds: 300,
+      pluginManifestTtlSeconds: 86400,
       pluginApprovalsRequired: 1,
       pluginSelfReview: 'forbidden',
       rateLimit: true,
@@ -125,6 +126,21 @@ describe('loadConfig', () => {
       'REDIS_URL',
       'http://127.0.0.1:6379',
       'Invalid environment: REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0',
+    ],
+    [
+      'PLUGIN_MANIFEST_TTL_SECONDS',
+      '59',
+      'Invalid environment: PLUGIN_MANIFEST_TTL_SECONDS must be an integer from 60 to 2592000',
+    ],
+    [
+      'PLUGIN_MANIFEST_TTL_SECONDS',
+      '2592001',
+      'Invalid environment: PLUGIN_MANIFEST_TTL_SECONDS must be an integer from 60 to 2592000',
+    ],
+    [
+      'PLUGIN_MANIFEST_TTL_SECONDS',
+      '1d',
+      'Invalid environment: PLUGIN_MANIFEST_TTL_SECONDS must be an integer from 60 to 2592000',
     ],
     [
       'PLUGIN_APPROVALS_REQUIRED',

@@ -77,6 +77,8 @@ export interface AppConfig {
   maxSessionsPerUser: number;
   /** PKCS#8 PEM of the Ed25519 key that signs the plugin manifest. */
   pluginManifestKey: string;
+  /** How long a signed manifest is valid after it is issued: a loader refuses it past `expires_at`. */
+  pluginManifestTtlSeconds: number;
   /** Distinct admins, none of them the uploader, who must approve a version before it is approved. */
   pluginApprovalsRequired: number;
   /** `forbidden`: an admin may not review a version they uploaded (see docs/plugin-lifecycle.md). */
@@ -421,6 +423,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
     maxTargetsPerUser: read(() => integer(env, 'MAX_TARGETS_PER_USER', 2_000, 1, 1_000_000)),
     maxSessionsPerUser: read(() => integer(env, 'MAX_SESSIONS_PER_USER', 200, 1, 1_000_000)),
     pluginManifestKey: read(() => pluginManifestKey(env, production, dataDir)),
+    pluginManifestTtlSeconds: read(() => integer(env, 'PLUGIN_MANIFEST_TTL_SECONDS', 86_400, 60, 2_592_000)),
     pluginApprovalsRequired: read(() => integer(env, 'PLUGIN_APPROVALS_REQUIRED', 1, 1, 20)),
     pluginSelfReview: read(() => oneOf(env, 'PLUGIN_SELF_REVIEW', 'forbidden', PLUGIN_SELF_REVIEW)),
     rateLimit: read(() => oneOf(env, 'RATE_LIMIT', 'on', ['on', 'off']) === 'on'),

@@ -454,7 +454,7 @@ export interface paths {
         };
         /**
          * The signed manifest: the approved catalogue as the framework loads it
-         * @description One entry per approved plugin whose file is present and has its approved digest; never a file path (a loader finds a file by its digest). `signature` signs every other member; the key is at `manifest/key/`.
+         * @description One entry per approved plugin whose file is present and has its approved digest; never a file path (a loader finds a file by its digest). `signature` signs every other member; the key is at `manifest/key/`. A loader refuses a manifest past `expires_at` or with a `serial` lower than the last it loaded (docs/plugin-manifest.md).
          */
         get: operations["CommunityPluginsController_manifest"];
         put?: never;
@@ -1041,8 +1041,18 @@ export interface components {
             sha256: string;
         };
         PluginManifest: {
-            /** Format: date-time */
-            generated_at: string;
+            /** @description The audit log's entry count when the entries were read: never lower on a later fetch, higher after any decision that changed them (a revocation among them). A loader refuses a serial lower than the last it loaded. */
+            serial: number;
+            /**
+             * Format: date-time
+             * @description When this manifest was signed (UTC)
+             */
+            issued_at: string;
+            /**
+             * Format: date-time
+             * @description issued_at plus PLUGIN_MANIFEST_TTL_SECONDS (UTC): a loader refuses the manifest after it
+             */
+            expires_at: string;
             /** @description Approved plugins whose file is present and unaltered, by id */
             plugins: components["schemas"]["ManifestEntry"][];
             /** @description Base64 Ed25519 signature of the canonical JSON of every other member (keys sorted at every level, no spaces, non-ASCII as \uXXXX: Python json.dumps(sort_keys=True, separators=(",", ":"))) */

@@ -131,8 +131,23 @@ export class ManifestEntry {
 }
 
 export class PluginManifest {
-  @ApiProperty({ format: 'date-time' })
-  generated_at!: string;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description:
+      "The audit log's entry count when the entries were read: never lower on a later fetch, higher after any " +
+      'decision that changed them (a revocation among them). A loader refuses a serial lower than the last it loaded.',
+  })
+  serial!: number;
+
+  @ApiProperty({ format: 'date-time', description: 'When this manifest was signed (UTC)' })
+  issued_at!: string;
+
+  @ApiProperty({
+    format: 'date-time',
+    description: 'issued_at plus PLUGIN_MANIFEST_TTL_SECONDS (UTC): a loader refuses the manifest after it',
+  })
+  expires_at!: string;
 
   @ApiProperty({
     type: [ManifestEntry],
