@@ -30,6 +30,7 @@ interface Entry {
 interface Manifest {
   serial: number;
   issued_at: string;
+  generated_at: string;
   expires_at: string;
   plugins: Entry[];
   signature: string;
@@ -116,12 +117,14 @@ describe('the signed manifest cannot be replayed', () => {
     const manifest = await fetchManifest();
     expect(Object.keys(manifest).sort()).toEqual([
       'expires_at',
+      'generated_at',
       'issued_at',
       'plugins',
       'serial',
       'signature',
     ]);
     expect(manifest.issued_at).toBe(t.clock.now().toISOString());
+    expect(manifest.generated_at).toBe(manifest.issued_at);
     expect(Date.parse(manifest.expires_at) - Date.parse(manifest.issued_at)).toBe(DAY_MS);
     expect(manifest.expires_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const [head] = (await t.dataSource.query('SELECT entries FROM audit_chain WHERE id = 1')) as Array<{

@@ -78,6 +78,8 @@ export class PluginManifestService implements OnApplicationBootstrap {
     const body = {
       serial,
       issued_at: issuedAt.toISOString(),
+      // The name the manifest's first loaders read; the same instant as issued_at.
+      generated_at: issuedAt.toISOString(),
       expires_at: new Date(issuedAt.getTime() + this.ttlSeconds * 1000).toISOString(),
       plugins: entries,
     };

@@ -1050,6 +1050,11 @@ export interface components {
             issued_at: string;
             /**
              * Format: date-time
+             * @description The same instant as issued_at, under the name earlier loaders read
+             */
+            generated_at: string;
+            /**
+             * Format: date-time
              * @description issued_at plus PLUGIN_MANIFEST_TTL_SECONDS (UTC): a loader refuses the manifest after it
              */
             expires_at: string;

@@ -145,6 +145,12 @@ export class PluginManifest {
 
   @ApiProperty({
     format: 'date-time',
+    description: 'The same instant as issued_at, under the name earlier loaders read',
+  })
+  generated_at!: string;
+
+  @ApiProperty({
+    format: 'date-time',
     description: 'issued_at plus PLUGIN_MANIFEST_TTL_SECONDS (UTC): a loader refuses the manifest after it',
   })
   expires_at!: string;
