@@ -1,6 +1,7 @@
 import type { SchemaUpgrade } from './database/schema-upgrade';
 import { completePluginNameKeys } from './community-plugins/plugin-name-keys';
 import { UserPlugin } from './community-plugins/user-plugin.entity';
+import { completeUserMailboxes } from './users/mailbox-upgrade';
 import { User } from './users/user.entity';
 
 /**
@@ -9,5 +10,5 @@ import { User } from './users/user.entity';
  */
 export const SCHEMA_UPGRADE: SchemaUpgrade = {
   entities: [User, UserPlugin],
-  steps: [completePluginNameKeys],
+  steps: [completePluginNameKeys, completeUserMailboxes],
 };

@@ -29,6 +29,34 @@ const isAdminInDatabase = async (t: TestApp, email: string): Promise<boolean> =>
   return Boolean(Number(row.is_admin));
 };
 
+interface AuditRow {
+  seq: number;
+  actor: string;
+  action: string;
+  subject: string;
+  details: Record<string, unknown>;
+}
+
+/** The audit log in chain order, as the columns a test compares. */
+async function auditRows(t: TestApp): Promise<AuditRow[]> {
+  const rows = (await t.dataSource.query(
+    'SELECT seq, actor, action, subject, details FROM audit_log ORDER BY seq',
+  )) as Array<{ seq: unknown; actor: string; action: string; subject: string; details: string }>;
+  return rows.map((row) => ({
+    seq: Number(row.seq),
+    actor: row.actor,
+    action: row.action,
+    subject: row.subject,
+    details: JSON.parse(row.details) as Record<string, unknown>,
+  }));
+}
+
+/** The entries that grant or take the admin role, without their place in the chain. */
+const roleChanges = async (t: TestApp) =>
+  (await auditRows(t))
+    .filter((row) => row.action === 'promote' || row.action === 'demote')
+    .map(({ seq: _seq, ...row }) => row);
+
 /** svc-admin in a working directory of its own, with no setting but PATH and `env`. */
 function svcAdminIn(cwd: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   return runSvcAdmin(args, env, cwd);
@@ -273,22 +301,25 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
       }
     });
 
-    it('warns that a demoted email listed in SVC_ADMIN_EMAILS is promoted again at the next start', async () => {
-      const result = await svcAdmin(url, ['demote', 'alice@example.com'], {
+    it('refuses to demote an address SVC_ADMIN_EMAILS lists: exit 1, one line on stderr, nothing changed or recorded', async () => {
+      expect(await isAdminInDatabase(t, 'alice@example.com')).toBe(true);
+      const before = await auditRows(t);
+      const result = await svcAdmin(url, ['demote', ' Alice@Example.com '], {
         SVC_ADMIN_EMAILS: 'other@example.com, ALICE@example.com ',
       });
       expect(result).toEqual({
-        code: 0,
-        stdout: 'Demoted alice@example.com; its tokens were revoked, so it logs in again\n',
+        code: 1,
+        stdout: '',
         stderr:
-          'Warning: alice@example.com is listed in SVC_ADMIN_EMAILS: a server started with that list still treats it ' +
-          'as an admin, and the next start promotes it again. Remove it from SVC_ADMIN_EMAILS to keep it demoted.\n',
+          'Alice@Example.com is an admin through SVC_ADMIN_EMAILS: remove the address from the setting to demote it\n',
       });
-      expect(await isAdminInDatabase(t, 'alice@example.com')).toBe(false);
+      expect(await isAdminInDatabase(t, 'alice@example.com')).toBe(true);
+      expect(await auditRows(t)).toEqual(before);
+      // The setting names whole addresses (case aside): another +tag of a mailbox is not listed.
       const unlisted = await svcAdmin(url, ['demote', 'bob@example.com'], {
-        SVC_ADMIN_EMAILS: 'other@example.com',
+        SVC_ADMIN_EMAILS: 'other@example.com,bob+ops@example.com',
       });
-      expect(unlisted.stderr).toBe('');
+      expect(unlisted).toEqual({ code: 0, stdout: 'bob@example.com is not an admin\n', stderr: '' });
     });
 
     it('makes no change it cannot record: with the audit chain head gone, promote fails and changes nothing', async () => {
@@ -496,6 +527,79 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
       } finally {
         await t.close();
       }
+    });
+
+    const granted = (user: SignedInUser) => ({
+      actor: 'system',
+      action: 'promote',
+      subject: `user:${user.id}`,
+      details: { email: user.email, granted_by: 'SVC_ADMIN_EMAILS' },
+    });
+
+    it('records a grant at registration as a promote by `system`, in the audit API too', async () => {
+      const t = await createTestApp({ smtp, env: { SVC_ADMIN_EMAILS: 'Hana@Example.com' } });
+      try {
+        const hana = await signUpAs(t, smtp, 'hana');
+        await signUpAs(t, smtp, 'ivan');
+        expect(await roleChanges(t)).toEqual([granted(hana)]);
+        const listed = await t
+          .http()
+          .get(`/api/v1/audit/?action=promote&subject=user:${hana.id}`)
+          .set('Authorization', `Bearer ${hana.token}`)
+          .expect(200);
+        expect((listed.body as { data: { total: number; entries: unknown[] } }).data).toMatchObject({
+          total: 1,
+          entries: [{ ...granted(hana), actor_user_id: null }],
+        });
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('records each grant at start-up once: two replicas starting at once, then a restart; an admin the log shows promoted gets none, and the chain verifies', async () => {
+      const first = await createTestApp({ smtp });
+      const url = databaseUrlOf(first);
+      const dataDir = mkdtempSync(join(tmpdir(), 'svc-grant-'));
+      const frank = await signUpAs(first, smtp, 'frank');
+      const gina = await signUpAs(first, smtp, 'gina');
+      const hugo = await signUpAs(first, smtp, 'hugo');
+      // Gina is an admin by the flag with nothing in the log, as an older version's start left her.
+      await first.dataSource.query('UPDATE users SET is_admin = ? WHERE id = ?', [true, gina.id]);
+      await first.close();
+      // Hugo's promotion is in the log already, by svc-admin.
+      expect((await svcAdmin(url, ['promote', hugo.email])).code).toBe(0);
+
+      const env = { SVC_ADMIN_EMAILS: 'frank@example.com, Gina@example.com,hugo@example.com' };
+      const replicas = await Promise.all([
+        bootApp({ databaseUrl: url, dataDir, env }),
+        bootApp({ databaseUrl: url, dataDir, env }),
+      ]);
+      const bySubject = <Row extends { subject: string }>(rows: Row[]) =>
+        [...rows].sort((a, b) => a.subject.localeCompare(b.subject));
+      const expected = bySubject([
+        granted(frank),
+        granted(gina),
+        { actor: 'svc-admin', action: 'promote', subject: `user:${hugo.id}`, details: { email: hugo.email } },
+      ]);
+      try {
+        expect(bySubject(await roleChanges(replicas[0]))).toEqual(expected);
+        expect(await isAdminInDatabase(replicas[0], frank.email)).toBe(true);
+      } finally {
+        await Promise.all(replicas.map((replica) => replica.close()));
+      }
+
+      const again = await bootApp({ databaseUrl: url, dataDir, env });
+      try {
+        expect(bySubject(await roleChanges(again))).toEqual(expected);
+      } finally {
+        await again.close();
+      }
+      const verified = await svcAdmin(url, ['audit', 'verify']);
+      expect(verified).toEqual({
+        code: 0,
+        stdout: expect.stringMatching(/^\d+ entries, chain intact\n$/),
+        stderr: '',
+      });
     });
   });
 });

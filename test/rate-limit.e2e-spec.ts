@@ -9,12 +9,12 @@ import {
 } from '../src/rate-limit/account-rate-limit';
 import { freePort, post, PostAnswer, startApiProcess } from './helpers/api-process';
 import type { ApiProcess } from './helpers/api-process';
-import { setPasswordByOtp, signUp } from './helpers/accounts';
+import { setPasswordByOtp, signUp, STRONG_PASSWORD } from './helpers/accounts';
 import { emptyDatabase, testDatabaseUrl } from './helpers/database';
 import { describeWithTestRedis, testRedisUrl } from './helpers/prerequisites';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
-import { accountFail } from './helpers/envelopes';
+import { accountFail, okMessage } from './helpers/envelopes';
 
 const tooMany = accountFail('Too many requests');
 const invalid = accountFail('Invalid login credentials');
@@ -168,18 +168,85 @@ describe('rate limits on the account endpoints', () => {
     answers.filter((answer) => answer.status !== 200).forEach(expectTooMany);
   });
 
-  it(`limits mail and registration per account: ${ACCOUNT_REQUEST_LIMIT.limit} requests per route`, async () => {
-    for (const [route, body] of [
-      ['generate/confirm_email/', { email: 'Same@Example.com' }],
-      ['register/', { email: 'same@example.com', username: 'x', password: 'x', confirm_password: 'y' }],
-    ] as const) {
-      const answers: PostAnswer[] = [];
-      for (let i = 0; i <= ACCOUNT_REQUEST_LIMIT.limit; i += 1) {
-        answers.push(await post(port, `/api/v1/${route}`, body, { localAddress: address(60 + i) }));
-      }
-      expect(answers.slice(0, -1).every((answer) => answer.status === 200)).toBe(true);
-      expectTooMany(answers[answers.length - 1]);
+  /**
+   * `limit + 1` requests to `route`, one after another from addresses of their own, each naming
+   * `email(i)`: the last is refused.
+   */
+  async function expectMailboxBound(route: string, email: (i: number) => string, from: number) {
+    const answers: PostAnswer[] = [];
+    for (let i = 0; i <= ACCOUNT_REQUEST_LIMIT.limit; i += 1) {
+      const body =
+        route === 'register/'
+          ? { email: email(i), username: 'x', password: 'x', confirm_password: 'y' }
+          : { email: email(i) };
+      answers.push(await post(port, `/api/v1/${route}`, body, { localAddress: address(from + i) }));
     }
+    expect(answers.slice(0, -1).map((answer) => answer.status)).toEqual(
+      Array<number>(ACCOUNT_REQUEST_LIMIT.limit).fill(200),
+    );
+    expectTooMany(answers[answers.length - 1]);
+  }
+
+  it(`limits mail and registration per mailbox: ${ACCOUNT_REQUEST_LIMIT.limit} requests per route, whichever of its addresses they name`, async () => {
+    const spellings = [
+      'Same@Example.com',
+      'same+1@example.com',
+      'SAME+news@EXAMPLE.COM',
+      'same+@example.com',
+    ];
+    const spelling = (i: number) => spellings[i % spellings.length];
+    await expectMailboxBound('generate/confirm_email/', spelling, 60);
+    await expectMailboxBound('register/', spelling, 60);
+    // Another mailbox has its budget of its own.
+    const other = await post(
+      port,
+      '/api/v1/generate/confirm_email/',
+      { email: 'same.other@example.com' },
+      { localAddress: address(72) },
+    );
+    expect([other.status, other.body]).toEqual([200, okMessage('Email send successful')]);
+  });
+
+  it('at gmail, dots and googlemail reach one mailbox: they share its bound, and a dot elsewhere does not', async () => {
+    const spellings = ['v.ictim@gmail.com', 'Victim+news@googlemail.com', 'VIC.TIM@Gmail.com'];
+    await expectMailboxBound('generate/confirm_email/', (i) => spellings[i % spellings.length], 130);
+    const elsewhere = await post(
+      port,
+      '/api/v1/generate/confirm_email/',
+      { email: 'v.ictim@example.com' },
+      { localAddress: address(142) },
+    );
+    expect([elsewhere.status, elsewhere.body]).toEqual([200, okMessage('Email send successful')]);
+  });
+
+  it(`activation mails to one mailbox through +tags sent at once: ${ACCOUNT_REQUEST_LIMIT.limit} answered, the rest refused`, async () => {
+    // Two accounts of one mailbox, waiting for activation: each request may mail that inbox.
+    for (const [i, email] of ['victim+1@example.com', 'Victim+2@Example.com'].entries()) {
+      const registered = await post(
+        port,
+        '/api/v1/register/',
+        { username: `victim${i}`, email, password: STRONG_PASSWORD, confirm_password: STRONG_PASSWORD },
+        { localAddress: address(150 + i) },
+      );
+      expect(registered.body).toEqual(okMessage('User created successfully'));
+    }
+    const answers = await Promise.all(
+      Array.from({ length: ACCOUNT_REQUEST_LIMIT.limit + 2 }, (_, i) =>
+        post(
+          port,
+          '/api/v1/generate/confirm_email/',
+          { email: i % 2 === 0 ? 'victim+1@example.com' : `Victim+${i}@Example.com` },
+          { localAddress: address(160 + i) },
+        ),
+      ),
+    );
+    const answered = answers.filter((answer) => answer.status === 200);
+    expect(answered.map((answer) => answer.body)).toEqual(
+      Array<unknown>(ACCOUNT_REQUEST_LIMIT.limit).fill(okMessage('Email send successful')),
+    );
+    const refused = answers.filter((answer) => answer.status !== 200);
+    expect(refused).toHaveLength(2);
+    refused.forEach(expectTooMany);
   });
 
   it('fails closed with 503 when the shared store cannot answer', async () => {

@@ -14,11 +14,13 @@ import { MailService } from '../mail/mail.service';
 import { Outbox } from '../outbox/outbox.service';
 import { PASSWORD_RESET_PATH } from '../users/account-paths';
 import { identityKey, MAX_IDENTITY_KEY_LENGTH, storedEmail } from '../users/identity-key';
+import { mailboxOf } from '../users/mailbox';
 import { UsersRepository } from '../users/users.repository';
 import type { User } from '../users/user.entity';
 import { UsersService } from '../users/users.service';
 import { AccountRepository } from './account.repository';
 import { EMAIL_CLAIM_PATH, EMAIL_VERIFY_PATH, serviceLink } from './activation-link';
+import { ListedAdminGrants } from './listed-admin-grants';
 import { accountFailureKey, RateLimiter } from '../rate-limit/rate-limiter';
 import { accountLockedMail, activationMail, otpMail, passwordToSetMail } from './mail-templates';
 import { newOtpSecret } from './otp';
@@ -60,6 +62,7 @@ export class AccountService implements OnModuleInit {
     private readonly clock: Clock,
     private readonly adapterHost: HttpAdapterHost,
     private readonly limiter: RateLimiter,
+    private readonly grants: ListedAdminGrants,
   ) {}
 
   onModuleInit(): void {
@@ -106,6 +109,7 @@ export class AccountService implements OnModuleInit {
       nameKey,
       email: storedEmail(email),
       emailKey,
+      mailbox: mailboxOf(email),
       password: await this.hasher.hash(password),
       isActive: false,
       // SVC_ADMIN_EMAILS names admins whether they registered before the start or after it.
@@ -114,7 +118,11 @@ export class AccountService implements OnModuleInit {
       createdAt: this.clock.now(),
     };
     try {
-      await this.users.insert(user);
+      // An admin by the setting is one with the audit entry that says so, or not at all.
+      await this.transactions.run(async (manager) => {
+        const id = await this.users.insert(user, manager);
+        if (user.isAdmin) await this.grants.record(manager, { id, email: user.email });
+      });
     } catch (error) {
       // Two registrations raced past the checks above; the unique key indexes decided.
       if (!isDuplicateKeyError(error)) throw error;

@@ -2,7 +2,7 @@ import { Command, CommandRunner } from 'nest-commander';
 import { COMMANDS } from './command-specs';
 import { SchemaMigrator } from '../database/schema-migrator';
 import { PASSWORD_RESET_PATH } from '../users/account-paths';
-import { ChangeRecorder, UnknownEmailError, UsersService } from '../users/users.service';
+import { ChangeRecorder, ListedAdminError, UnknownEmailError, UsersService } from '../users/users.service';
 import { AuditLog } from '../audit/audit-log.service';
 import type { AuditAction } from '../audit/audit-entry.entity';
 import { PendingApprovals } from '../community-plugins/pending-approvals';
@@ -47,14 +47,15 @@ const droppedLine = (email: string, count: number) =>
 
 /**
  * For the commands that write: the schema is brought up to date first, as the API does at
- * its start. An unknown email is the one expected failure: it says so and exits with status 1.
+ * its start. The expected failures (an unknown email, a demotion of an address the setting
+ * makes admin) say so in one line and exit with status 1, having written nothing.
  */
 async function writingAs(schema: SchemaMigrator, action: () => Promise<void>): Promise<void> {
   await schema.bringUpToDate();
   try {
     await action();
   } catch (error) {
-    if (!(error instanceof UnknownEmailError)) throw error;
+    if (!(error instanceof UnknownEmailError || error instanceof ListedAdminError)) throw error;
     err(error.message);
     process.exitCode = 1;
   }
@@ -115,12 +116,6 @@ export class DemoteCommand extends CommandRunner {
           : `${email.trim()} is not an admin`,
       );
       if (dropped.count > 0) out(droppedLine(email, dropped.count));
-      if (this.admins.isListedAdmin(email)) {
-        err(
-          `Warning: ${email.trim()} is listed in SVC_ADMIN_EMAILS: a server started with that list still treats it ` +
-            'as an admin, and the next start promotes it again. Remove it from SVC_ADMIN_EMAILS to keep it demoted.',
-        );
-      }
     });
   }
 }

@@ -90,6 +90,18 @@ export class AuditLog {
     return this.entries.latest(manager, action);
   }
 
+  /**
+   * The newest entry about `subject` among `actions`; under the caller's lock of the chain
+   * when `manager` is a transaction's that holds it, else a plain read.
+   */
+  latestAbout(
+    subject: string,
+    actions: readonly AuditAction[],
+    manager: EntityManager = this.transactions.manager,
+  ): Promise<AuditEntry | null> {
+    return this.entries.latestAbout(manager, subject, actions);
+  }
+
   async list(filter: AuditFilter): Promise<{ total: number; entries: AuditEntry[] }> {
     const [entries, total] = await this.entries.page(filter);
     return { total, entries };

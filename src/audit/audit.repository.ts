@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, Repository } from 'typeorm';
+import { EntityManager, In, Repository } from 'typeorm';
 import { AuditAction, AuditEntry } from './audit-entry.entity';
 
 export interface ChainHead {
@@ -42,6 +42,17 @@ export class AuditRepository {
 
   latest(manager: EntityManager, action: AuditAction): Promise<AuditEntry | null> {
     return manager.findOne(AuditEntry, { where: { action }, order: { seq: 'DESC' } });
+  }
+
+  latestAbout(
+    manager: EntityManager,
+    subject: string,
+    actions: readonly AuditAction[],
+  ): Promise<AuditEntry | null> {
+    return manager.findOne(AuditEntry, {
+      where: { subject, action: In([...actions]) },
+      order: { seq: 'DESC' },
+    });
   }
 
   page(filter: { action?: AuditAction; subject?: string; limit: number; offset: number }) {

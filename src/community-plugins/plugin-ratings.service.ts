@@ -4,6 +4,7 @@ import { Clock } from '../common/clock';
 import type { AuthUser } from '../common/decorators';
 import { retryOnDeadlock } from '../database/deadlock';
 import { Transactions } from '../database/transactions';
+import { UsersRepository } from '../users/users.repository';
 import { PluginCatalogueService } from './plugin-catalogue.service';
 import { pluginNotFound } from './plugin-lookup';
 import { PluginVersionsRepository } from './plugin-versions.repository';
@@ -14,7 +15,7 @@ export const STARS_INVALID = 'Stars must be an integer from 1 to 5';
 export const OWN_RATING = 'You cannot rate your own plugin';
 export const NOT_RATABLE = 'Only approved plugins can be rated';
 
-/** Ratings: 1 to 5 stars, one per user and plugin (a new one replaces it), never one's own. */
+/** Ratings: 1 to 5 stars, one per user and plugin (a new one replaces it), never one's own (see mailbox.ts). */
 @Injectable()
 export class PluginRatingsService {
   constructor(
@@ -23,6 +24,7 @@ export class PluginRatingsService {
     private readonly catalogue: PluginCatalogueService,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly users: UsersRepository,
   ) {}
 
   /** `raw`: the stars as text, a JSON number included; anything but 1 to 5 is a 400. */
@@ -31,12 +33,15 @@ export class PluginRatingsService {
     if (raw === undefined || !/^\s*[1-5]\s*$/.test(raw))
       throw new ApiError(HttpStatus.BAD_REQUEST, STARS_INVALID);
     const stars = Number(raw);
-    if (plugin.userId === caller.id) throw new ApiError(HttpStatus.FORBIDDEN, OWN_RATING);
     // The sum and count are written under the plugin's row lock, so ratings sent at once add up.
     await retryOnDeadlock(() =>
       this.transactions.run(async (manager) => {
         const current = await this.plugins.lockAndRead(manager, plugin.id);
         if (!current) throw pluginNotFound();
+        // People, not accounts: an address that reaches the uploader's mailbox is the uploader.
+        if (await this.users.sharesMailbox(manager, caller.id, [current.userId])) {
+          throw new ApiError(HttpStatus.FORBIDDEN, OWN_RATING);
+        }
         if (current.status !== 'approved') throw new ApiError(HttpStatus.CONFLICT, NOT_RATABLE);
         const { total, count } = await this.versions.rate(
           manager,

@@ -171,9 +171,8 @@ export class PluginReviewService implements OnApplicationBootstrap {
     const plugin = await findPluginOr404(this.plugins, id);
     const target = await this.versionToDecide(plugin, 'approve');
     refuseOtherVersion(target, expected, 'approve');
-    this.refuseSelfReview(reviewer, target);
     await this.verifiedContent(plugin, target.filePath, target.sha256, HttpStatus.CONFLICT);
-    return this.decide(plugin.id, target, 'approve', expected, async (manager, current) => {
+    return this.decide(reviewer, plugin.id, target, 'approve', expected, async (manager, current) => {
       if (
         target.sha256 === null ||
         !(await this.versions.hasRead(manager, reviewer.id, current.id, target.sha256))
@@ -227,8 +226,7 @@ export class PluginReviewService implements OnApplicationBootstrap {
     const reason = validReason(rawReason);
     const target = await this.versionToDecide(plugin, 'reject');
     refuseOtherVersion(target, expected, 'reject');
-    this.refuseSelfReview(reviewer, target);
-    return this.decide(plugin.id, target, 'reject', expected, async (manager, current) => {
+    return this.decide(reviewer, plugin.id, target, 'reject', expected, async (manager, current) => {
       const review = { reviewedByUserId: reviewer.id, reviewedAt: this.clock.now(), rejectionReason: reason };
       await this.versions.setReview(manager, target.id, { status: 'rejected', ...review });
       await this.versions.clearApprovals(manager, target.id);
@@ -340,8 +338,19 @@ export class PluginReviewService implements OnApplicationBootstrap {
     return plugin.status === 'rejected' ? servedVersion(plugin, versions) : undefined;
   }
 
-  private refuseSelfReview(reviewer: AuthUser, version: PluginVersion): void {
-    if (this.config.pluginSelfReview === 'forbidden' && version.userId === reviewer.id) {
+  /**
+   * The rule compares people, not accounts: a reviewer whose address reaches the mailbox of
+   * the plugin's uploader or of the version's (`Alice+x@` for `alice@`) is refused too. Asked
+   * in the decision's transaction, of the version it decides.
+   */
+  private async refuseSelfReview(
+    manager: EntityManager,
+    reviewer: AuthUser,
+    plugin: UserPlugin,
+    version: PluginVersion,
+  ): Promise<void> {
+    if (this.config.pluginSelfReview !== 'forbidden') return;
+    if (await this.users.sharesMailbox(manager, reviewer.id, [plugin.userId, version.userId])) {
       throw new ApiError(HttpStatus.FORBIDDEN, SELF_REVIEW);
     }
   }
@@ -349,8 +358,10 @@ export class PluginReviewService implements OnApplicationBootstrap {
   /**
    * Under the plugin's row lock the version to decide is looked up again: a decision or a new
    * version that landed since the checks above makes this one a 409, never a second outcome.
+   * The reviewer's own plugins are refused here, in the transaction that decides.
    */
   private async decide(
+    reviewer: AuthUser,
     pluginId: number,
     checked: PluginVersion,
     decision: Decision,
@@ -366,6 +377,7 @@ export class PluginReviewService implements OnApplicationBootstrap {
         if (target.id !== checked.id || target.status !== checked.status) {
           throw new ApiError(HttpStatus.CONFLICT, VERSION_CHANGED);
         }
+        await this.refuseSelfReview(manager, reviewer, current, target);
         await apply(manager, current);
       }),
     );

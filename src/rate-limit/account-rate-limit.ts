@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { Observable, tap } from 'rxjs';
 import { AccountService } from '../account/account.service';
 import { identityKey } from '../users/identity-key';
+import { mailboxOf } from '../users/mailbox';
 import { UsersService } from '../users/users.service';
 import type { AccountResponse } from '../common/envelopes';
 import { readParam } from '../common/request-params';
@@ -25,7 +26,7 @@ const MINUTE_MS = 60_000;
 
 /** Requests per client address, per route. */
 export const ADDRESS_LIMIT: Limit = { limit: 30, windowMs: MINUTE_MS };
-/** Requests per account, per route, where a request sends an activation mail or makes an account. */
+/** Requests per mailbox, per route, where a request sends an activation mail or makes an account. */
 export const ACCOUNT_REQUEST_LIMIT: Limit = { limit: 10, windowMs: 15 * MINUTE_MS };
 /** OTP requests naming one identifier from one address: a stranger's share. */
 export const OTP_PAIR_REQUEST_LIMIT: Limit = { limit: 5, windowMs: 15 * MINUTE_MS };
@@ -120,10 +121,7 @@ export class AccountRateLimitInterceptor implements NestInterceptor {
       return [];
     }
     if (!policy.failures) {
-      await this.limiter.take(
-        `req:${policy.route}:${await this.accountKey(policy, identifier)}`,
-        ACCOUNT_REQUEST_LIMIT,
-      );
+      await this.limiter.take(`req:${policy.route}:${mailboxKey(identifier)}`, ACCOUNT_REQUEST_LIMIT);
       return [];
     }
     const pair = await this.limiter.take(`fail:${textKey(identifier)}:${address}`, PAIR_FAILURE_LIMIT);
@@ -149,20 +147,21 @@ export class AccountRateLimitInterceptor implements NestInterceptor {
     await this.accounts.lockAccount(user.id);
     return [];
   }
-
-  /** The account an email names, or for an unknown one its normalised text. */
-  private async accountKey(policy: AccountLimitPolicy, identifier: string): Promise<string> {
-    const user =
-      policy.identifier === 'email'
-        ? await this.users.findByEmail(identifier)
-        : await this.users.findByEmailOrName(identifier);
-    return user ? `user:${user.id}` : textKey(identifier);
-  }
 }
 
 /** The normalised identifier, hashed so a huge identifier makes a short key. */
 function textKey(identifier: string): string {
   return `text:${createHash('sha256').update(identityKey(identifier)).digest('base64url')}`;
+}
+
+/**
+ * The mailbox an email reaches (mailboxOf), hashed likewise: the routes limited by requests
+ * (register, generate/confirm_email) count by it, so the addresses that reach one inbox
+ * (`victim+1@`, `Victim@`, `v.ictim@gmail.com`) share one budget, known account or not, and
+ * no account is looked up to count.
+ */
+function mailboxKey(email: string): string {
+  return `mailbox:${createHash('sha256').update(mailboxOf(email)).digest('base64url')}`;
 }
 
 function isFailure(body: AccountResponse | undefined, failures: readonly string[] | undefined): boolean {

@@ -19,6 +19,13 @@ export class User {
   @Column({ name: 'email_key', type: 'varchar', length: 255, nullable: true })
   emailKey!: string | null;
 
+  /**
+   * mailboxOf(email): the mailbox the address reaches, so the rules about one person (own
+   * plugins) compare people, not rows; null only until the start-up upgrade fills it in.
+   */
+  @Column({ type: 'varchar', length: 255, nullable: true })
+  mailbox!: string | null;
+
   /** bcrypt hash; never leaves the service. */
   @Column({ type: 'varchar', length: 100, nullable: true })
   password!: string | null;

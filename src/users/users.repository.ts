@@ -83,9 +83,27 @@ export class UsersRepository {
     return this.users.existsBy({ emailKey });
   }
 
-  /** Inserts the user; a key another user holds fails with a duplicate-key error. */
-  async insert(values: Omit<QueryDeepPartialEntity<User>, 'id'>): Promise<void> {
-    await this.users.insert(values);
+  /** Inserts the user and returns its id; a key another user holds fails with a duplicate-key error. */
+  async insert(
+    values: Omit<QueryDeepPartialEntity<User>, 'id'>,
+    manager: EntityManager = this.users.manager,
+  ): Promise<number> {
+    const result = await manager.insert(User, values);
+    return Number((result.identifiers[0] as { id: unknown }).id);
+  }
+
+  /**
+   * Whether the user is one of `others`, or shares a mailbox with one of them: one query by
+   * primary keys, in the caller's transaction. A mailbox not yet filled in (null) matches nothing.
+   */
+  async sharesMailbox(manager: EntityManager, userId: number, others: readonly number[]): Promise<boolean> {
+    if (others.length === 0) return false;
+    const rows = (await manager.query(
+      `SELECT 1 AS found FROM users me JOIN users other ON other.id = me.id OR other.mailbox = me.mailbox
+       WHERE me.id = ? AND other.id IN (${others.map(() => '?').join(', ')}) LIMIT 1`,
+      [userId, ...others],
+    )) as unknown[];
+    return rows.length > 0;
   }
 
   /**
@@ -100,8 +118,8 @@ export class UsersRepository {
     });
   }
 
-  findNonAdminsByEmailKeys(emailKeys: string[]): Promise<User[]> {
-    return this.users.findBy({ emailKey: In(emailKeys), isAdmin: false });
+  findByEmailKeys(emailKeys: string[]): Promise<User[]> {
+    return this.users.findBy({ emailKey: In(emailKeys) });
   }
 
   /** Conditional, so of two starts promoting one user only one does (and reports) it. */

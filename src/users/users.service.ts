@@ -17,9 +17,28 @@ export class UnknownEmailError extends Error {
   }
 }
 
+/** Raised for svc-admin demote of an address SVC_ADMIN_EMAILS lists; svc-admin exits with status 1. */
+export class ListedAdminError extends Error {
+  constructor(readonly email: string) {
+    super(`${email} is an admin through SVC_ADMIN_EMAILS: remove the address from the setting to demote it`);
+    this.name = 'ListedAdminError';
+  }
+}
+
 export type RoleChange = 'changed' | 'unchanged';
 /** Writes the record of an account change inside the change's transaction (svc-admin's audit entry). */
 export type ChangeRecorder = (manager: EntityManager, user: User) => Promise<void>;
+
+/**
+ * The audit record of the admin role SVC_ADMIN_EMAILS grants (kept by the account feature,
+ * which writes the log; this module writes none).
+ */
+export interface GrantLog {
+  /** A plain read: the log's last word on the user's role is a promote. */
+  holds(userId: number): Promise<boolean>;
+  /** In the caller's transaction, under the log's lock: a promote, unless the log's last word on the role is one. */
+  record(manager: EntityManager, user: Pick<User, 'id' | 'email'>): Promise<void>;
+}
 
 /**
  * The rules about users that the API and svc-admin share: how a user is found (by the
@@ -86,22 +105,33 @@ export class UsersService {
     return this.dropUnprovenPassword(manager, user);
   }
 
-  /** Admins named in SVC_ADMIN_EMAILS are promoted when the API starts. */
-  async promoteListedAdmins(): Promise<void> {
+  /**
+   * Admins named in SVC_ADMIN_EMAILS are promoted when the API starts, and every grant of the
+   * setting is in the audit log once (`grants`): a listed account promoted now, or an admin
+   * whose role the log does not show as granted (made admin by an older version).
+   */
+  async promoteListedAdmins(grants: GrantLog): Promise<void> {
     if (this.adminKeys.size === 0) return;
-    const candidates = await this.users.findNonAdminsByEmailKeys([...this.adminKeys]);
+    const listed = await this.users.findByEmailKeys([...this.adminKeys]);
     let promoted = 0;
     let cleared = 0;
-    for (const user of candidates) {
+    for (const user of listed) {
+      // Read without the log's lock first: at most starts every grant is recorded already, and
+      // a start that locked the chain's hot row would contend with the replicas appending to it.
+      if (user.isAdmin && (await grants.holds(user.id))) continue;
       // Counted once committed: a transaction that lost a write conflict runs again.
       const outcome = await this.transactions.run(async (manager) => {
-        // Conditional, so of two starts promoting one user only one revokes and reports it.
-        if (!(await this.users.promoteIfNotAdmin(manager, user.id))) return null;
-        return { cleared: await this.applyPromotion(manager, user) };
+        // The user's row, then the log, as svc-admin promote takes them. Conditional, so of two
+        // starts one promotes, revokes and records, and the other finds its record.
+        const changed = await this.users.promoteIfNotAdmin(manager, user.id);
+        if (!changed) await this.users.lockUser(manager, user.id);
+        const passwordCleared = changed && (await this.applyPromotion(manager, user));
+        await grants.record(manager, user);
+        return { changed, passwordCleared };
       });
-      if (!outcome) continue;
+      if (!outcome.changed) continue;
       promoted += 1;
-      if (outcome.cleared) cleared += 1;
+      if (outcome.passwordCleared) cleared += 1;
     }
     if (promoted)
       this.logger.log(`Promoted ${promoted} user(s) from SVC_ADMIN_EMAILS; their tokens were revoked`);
@@ -133,8 +163,13 @@ export class UsersService {
     return { change: changed ? 'changed' : 'unchanged', passwordCleared };
   }
 
-  /** The account's tokens end with the role they were issued under. */
-  demote(email: string, record: ChangeRecorder): Promise<RoleChange> {
+  /**
+   * The account's tokens end with the role they were issued under. An address listed in
+   * SVC_ADMIN_EMAILS is refused: the setting holds that role, and a demotion would change
+   * nothing but the log.
+   */
+  async demote(email: string, record: ChangeRecorder): Promise<RoleChange> {
+    if (this.isListedAdmin((await this.findOrFail(email)).email)) throw new ListedAdminError(email.trim());
     return this.changeIf(email, record, async (manager, user) => {
       if (!(await this.users.demoteIfAdmin(manager, user.id))) return false;
       await this.users.revokeAllTokens(manager, user.id);

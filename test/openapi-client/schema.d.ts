@@ -533,7 +533,7 @@ export interface paths {
         put?: never;
         /**
          * Approve the version waiting for review, or reinstate a rejected or revoked plugin (admins)
-         * @description The body is optional (the spec sends none). Checks in this order: the plugin, a version to approve (a revoked plugin: the revoked version), the `version` and `sha256` given (if any) are that version, the approver is not its uploader (unless PLUGIN_SELF_REVIEW=allowed), its file has its recorded digest, the approver fetched those bytes (`source/` or the diff) since the version was last rejected, and has not approved it yet. With PLUGIN_APPROVALS_REQUIRED above 1 the version stays pending until that many admins approved it; an approval counts while its admin is an admin in service.
+         * @description The body is optional (the spec sends none). Checks in this order: the plugin, a version to approve (a revoked plugin: the revoked version), the `version` and `sha256` given (if any) are that version, its file has its recorded digest, the approver's address does not reach the mailbox of the version's or the plugin's uploader (`Alice+x@` is `alice@`; unless PLUGIN_SELF_REVIEW=allowed), the approver fetched those bytes (`source/` or the diff) since the version was last rejected, and has not approved it yet. With PLUGIN_APPROVALS_REQUIRED above 1 the version stays pending until that many admins approved it; an approval counts while its admin is an admin in service.
          */
         post: operations["CommunityPluginsController_approve"];
         delete?: never;
@@ -553,7 +553,7 @@ export interface paths {
         put?: never;
         /**
          * Reject the version waiting for review, or revoke an approved plugin, with a reason (admins)
-         * @description The uploader is mailed the reason. An admin may not reject a version they uploaded. `version` and `sha256` (optional) must name the version rejected (else 409). Every read of the rejected bytes ends: approving them again takes a new read.
+         * @description The uploader is mailed the reason. An admin may not reject a version uploaded from their own mailbox (as for approve). `version` and `sha256` (optional) must name the version rejected (else 409). Every read of the rejected bytes ends: approving them again takes a new read.
          */
         post: operations["CommunityPluginsController_reject"];
         delete?: never;
@@ -631,7 +631,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Rate an approved plugin from 1 to 5 stars; rating again replaces your rating */
+        /**
+         * Rate an approved plugin from 1 to 5 stars; rating again replaces your rating
+         * @description A plugin uploaded from your own mailbox (`Alice+x@` is `alice@`) cannot be rated.
+         */
         put: operations["CommunityPluginsController_rate"];
         post?: never;
         delete?: never;
