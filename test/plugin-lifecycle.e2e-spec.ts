@@ -439,6 +439,7 @@ describe('plugin lifecycle', () => {
       expect(key.algorithm).toBe('Ed25519');
       expect(Object.keys(manifest).sort()).toEqual([
         'expires_at',
+        'generated_at',
         'issued_at',
         'plugins',
         'serial',
