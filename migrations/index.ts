@@ -17,6 +17,7 @@ import { ActivationLinksByAddress1763698000000 } from './1763698000000-Activatio
 import { CatalogueSearchRuns1763699400000 } from './1763699400000-CatalogueSearchRuns';
 import { CredentialGeneration1763700000000 } from './1763700000000-CredentialGeneration';
 import { PluginVersionReads1763701000000 } from './1763701000000-PluginVersionReads';
+import { CreatePluginTestRuns1763702000000 } from './1763702000000-CreatePluginTestRuns';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -39,4 +40,5 @@ export const migrations = [
   CatalogueSearchRuns1763699400000,
   CredentialGeneration1763700000000,
   PluginVersionReads1763701000000,
+  CreatePluginTestRuns1763702000000,
 ];

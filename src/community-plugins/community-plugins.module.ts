@@ -45,6 +45,7 @@ import { UsersModule } from '../users/users.module';
       },
     },
   ],
-  exports: [PluginCatalogueService, PluginFilesModule],
+  // The test-runs read a version through the same digest check (src/plugin-test-runs).
+  exports: [PluginCatalogueService, PluginFilesModule, PluginReviewService, PluginVersionsRepository],
 })
 export class CommunityPluginsModule {}
