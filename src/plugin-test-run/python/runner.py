@@ -344,6 +344,8 @@ def main():
         else:
             return_value = _printable_result(run(_plugin_info()))
     except BaseException as error:  # SystemExit and KeyboardInterrupt are the plugin's too
+        # What follows is the runner's (formatting the traceback reads frames), not the plugin's.
+        state["recording"] = False
         if isinstance(error, MemoryError):
             limit["name"] = "address-space"
         elif isinstance(error, OSError) and error.errno == errno.EFBIG:
