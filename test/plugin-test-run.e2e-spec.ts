@@ -117,6 +117,9 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
       requested_by_user_id: boss.id,
     });
     expect((run.events as Array<{ flagged: boolean }>).filter((event) => event.flagged)).toEqual([]);
+    // The reviewer's diff names it beside the findings.
+    const diff = await as(boss).get(`/api/v1/community-plugins/${titles}/versions/1.0.0/diff/`).expect(200);
+    expect(dataOf(diff).test_run).toEqual({ id, status: 'done', flagged_events: 0 });
     const audit = await as(boss).get('/api/v1/audit/?action=test_run').expect(200);
     expect(dataOf<{ entries: Row[] }>(audit).entries).toEqual([
       expect.objectContaining({
@@ -160,11 +163,10 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
       fields: validFields('Never run'),
       file: benignPlugin('Never run'),
     });
-    expectFail(
-      await as(boss).get(testRunPath(dataOf<{ id: number }>(other).id, '1.0.0')),
-      404,
-      'This version has no test-run',
-    );
+    const neverRun = dataOf<{ id: number }>(other).id;
+    expectFail(await as(boss).get(testRunPath(neverRun, '1.0.0')), 404, 'This version has no test-run');
+    const diff = await as(boss).get(`/api/v1/community-plugins/${neverRun}/versions/1.0.0/diff/`).expect(200);
+    expect(dataOf(diff).test_run).toBeNull();
   });
 });
 

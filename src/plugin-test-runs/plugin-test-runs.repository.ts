@@ -20,6 +20,7 @@ export class PluginTestRunsRepository {
     await this.runs.update({ id }, { status, ...(ended ?? {}) });
   }
 
+  /** The newest run of a version (the one a reviewer reads). */
   newest(pluginId: number, version: string): Promise<PluginTestRun | null> {
     return this.runs.findOne({ where: { pluginId, version }, order: { id: 'DESC' } });
   }

@@ -1134,6 +1134,14 @@ export interface components {
             diff: string;
             /** @description Validator findings of this version that the base version does not have */
             new_findings: components["schemas"]["FindingView"][];
+            /** @description The newest test-run of this version, if any (its report: `GET .../test-run/`) */
+            test_run?: {
+                id: number;
+                /** @enum {string} */
+                status: "queued" | "running" | "done" | "timed-out" | "failed";
+                /** @description Events of its report flagged for the reviewer (0 until it ends) */
+                flagged_events: number;
+            } | null;
         };
         ReviewEvent: {
             /** @enum {string} */
