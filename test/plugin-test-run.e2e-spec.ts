@@ -22,6 +22,10 @@ const UNAVAILABLE =
 const COUNTER = Buffer.from(
   'DESCRIPTION = "Counts forever"\n\n\ndef run(PluginInfo):\n    count = 0\n    while True:\n        count += 1\n',
 );
+/** Passes the validator, and waits, using no CPU, until the wall-clock limit ends it. */
+const SLEEPER = Buffer.from(
+  'import asyncio\n\nDESCRIPTION = "Waits"\n\n\ndef run(PluginInfo):\n    asyncio.run(asyncio.sleep(600))\n',
+);
 
 /** An app whose admin is boss, with `alice`'s plugins uploaded: `[id, version]` of each. */
 async function appWithPlugins(
@@ -51,6 +55,7 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
   let boss: SignedInUser;
   let titles: number;
   let counter: number;
+  let sleeper: number;
 
   const as = (user: SignedInUser) => ({
     get: (path: string) => t.http().get(path).set('Authorization', `Bearer ${user.token}`),
@@ -84,13 +89,20 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
       t,
       alice,
       boss,
-      plugins: [titles, counter],
+      plugins: [titles, counter, sleeper],
     } = await appWithPlugins(
       smtp,
-      { PLUGIN_TEST_RUN_BWRAP: bwrapPath(), PLUGIN_TEST_RUN_CPU_SECONDS: '1', PLUGIN_TEST_RUN_QUEUE: '0' },
+      {
+        PLUGIN_TEST_RUN_BWRAP: bwrapPath(),
+        PLUGIN_TEST_RUN_CPU_SECONDS: '1',
+        // Above the CPU limit however busy the machine: the counter ends at its CPU limit.
+        PLUGIN_TEST_RUN_WALL_SECONDS: '5',
+        PLUGIN_TEST_RUN_QUEUE: '0',
+      },
       [
         ['Title finder', benignPlugin()],
         ['Counter', COUNTER],
+        ['Sleeper', SLEEPER],
       ],
     ));
   });
@@ -139,8 +151,9 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
 
   it('one run per core: the requests past them, fired together, get 503 with Retry-After', async () => {
     const cores = availableParallelism();
+    // Each run holds its core until the wall-clock limit, seconds after the last request is answered.
     const responses = await Promise.all(
-      Array.from({ length: cores + 1 }, () => as(boss).post(testRunPath(counter, '1.0.0'))),
+      Array.from({ length: cores + 1 }, () => as(boss).post(testRunPath(sleeper, '1.0.0'))),
     );
     const refused = responses.filter((response) => response.status === 503);
     expect(responses.filter((response) => response.status === 202)).toHaveLength(cores);
@@ -148,6 +161,7 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
     expect(refused[0].body).toEqual(fail('Test-run queue is full'));
     expect(refused[0].headers['retry-after']).toBe('10');
     await ended();
+    expect(await finished(sleeper)).toMatchObject({ status: 'timed-out', limit: 'wall' });
   });
 
   it('403 `Admin privileges required` for anyone but an admin, the uploader included', async () => {

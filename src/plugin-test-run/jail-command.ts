@@ -8,6 +8,12 @@ export const PYTHON_DIR = path.join(__dirname, 'python');
 export const CHANNEL_FD = 3;
 /** The descriptor bwrap reads the plugin's bytes from: the jail sees exactly the bytes the caller checked. */
 export const PLUGIN_FD = 4;
+/**
+ * The descriptor bwrap reads the runner's (or self-check's) bytes from: no path of the install
+ * is bound, so the jail works wherever the server is installed, even where its user (nobody,
+ * under a root server) cannot read the checkout.
+ */
+export const SCRIPT_FD = 5;
 
 /** The top-level names that are symlinks into /usr on a merged-/usr system, or directories on others. */
 const ROOT_LINKS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
@@ -32,7 +38,8 @@ function rootLinks(): string[] {
  * bwrap's command line: every namespace new (user, PID, network, IPC, UTS, cgroup), nothing
  * of the host but /usr read-only (the interpreter and its standard library), an empty tmpfs as
  * the working directory and as /tmp, no /etc, a clean environment, the jail's user not root.
- * `script` is a file of PYTHON_DIR; the plugin, when there is one, comes in on PLUGIN_FD.
+ * `script` is the name of a file of PYTHON_DIR, whose bytes come in on SCRIPT_FD; the plugin,
+ * when there is one, comes in on PLUGIN_FD.
  */
 export function jailArguments(
   settings: JailSettings,
@@ -79,8 +86,10 @@ export function jailArguments(
     size,
     '--tmpfs',
     '/work',
-    '--ro-bind',
-    path.join(PYTHON_DIR, script),
+    '--perms',
+    '0444',
+    '--ro-bind-data',
+    String(SCRIPT_FD),
     `/runner/${script}`,
     ...(withPlugin ? ['--perms', '0444', '--ro-bind-data', String(PLUGIN_FD), '/plugin/plugin.py'] : []),
     '--chdir',

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { jailArguments } from './jail-command';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { jailArguments, PYTHON_DIR } from './jail-command';
 import type { JailSettings } from './types';
 
 /**
@@ -64,9 +66,12 @@ export interface JailStart {
  */
 export function startJail(settings: JailSettings, start: JailStart): Promise<JailProcess> {
   const args = jailArguments(settings, start.script, start.scriptArgs, start.plugin !== undefined);
+  const script = readFileSync(path.join(PYTHON_DIR, start.script));
   const child = spawn(settings.bwrapPath, args, {
-    stdio: ['pipe', 'pipe', 'pipe', 'pipe', start.plugin !== undefined ? 'pipe' : 'ignore'],
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe', start.plugin !== undefined ? 'pipe' : 'ignore', 'pipe'],
     detached: true,
+    // bwrap changes to /work inside; outside it needs no directory of the server's.
+    cwd: '/',
     env: start.env ?? {},
     ...(process.getuid?.() === 0 ? UNPRIVILEGED : {}),
   });
@@ -95,6 +100,9 @@ export function startJail(settings: JailSettings, start: JailStart): Promise<Jai
       const stdin = child.stdin!;
       stdin.on('error', () => undefined);
       stdin.end(start.stdin);
+      const scriptPipe = (child.stdio as unknown as Writable[])[5];
+      scriptPipe.on('error', () => undefined);
+      scriptPipe.end(script);
       if (start.plugin !== undefined) {
         const pluginPipe = child.stdio[4] as Writable;
         pluginPipe.on('error', () => undefined);
