@@ -17,6 +17,7 @@ const FEATURES = [
   'mail',
   'outbox',
   'pages',
+  'plugin-test-runs',
   'rate-limit',
   'sessions',
   'targets',
@@ -75,9 +76,10 @@ export default tseslint.config(
     'src/common, src/config and src/database import no feature module: features depend on them, never the other way round.',
   ),
   {
-    // The plugin validator is a library (one entry point, its tables beside it): no feature and
-    // no Nest inside, so the API, svc-admin and the scripts use the same program.
-    files: ['src/plugin-validator/**/*.ts'],
+    // The plugin validator and the test-run jail are libraries (one entry point, their Python
+    // beside them): no feature and no Nest inside, so the API, svc-admin and the scripts use
+    // the same program.
+    files: ['src/plugin-validator/**/*.ts', 'src/plugin-test-run/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -86,9 +88,12 @@ export default tseslint.config(
             {
               regex: importOf(FEATURES),
               message:
-                'src/plugin-validator imports no feature module: features use it, never the other way round.',
+                'src/plugin-validator and src/plugin-test-run import no feature module: features use them, never the other way round.',
             },
-            { regex: '^@nestjs/', message: 'src/plugin-validator is a library: no Nest inside.' },
+            {
+              regex: '^@nestjs/',
+              message: 'src/plugin-validator and src/plugin-test-run are libraries: no Nest inside.',
+            },
           ],
         },
       ],

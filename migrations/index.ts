@@ -18,6 +18,7 @@ import { CatalogueSearchRuns1763699400000 } from './1763699400000-CatalogueSearc
 import { CredentialGeneration1763700000000 } from './1763700000000-CredentialGeneration';
 import { PluginVersionReads1763701000000 } from './1763701000000-PluginVersionReads';
 import { UserMailbox1763702000000 } from './1763702000000-UserMailbox';
+import { CreatePluginTestRuns1763703000000 } from './1763703000000-CreatePluginTestRuns';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -41,4 +42,5 @@ export const migrations = [
   CredentialGeneration1763700000000,
   PluginVersionReads1763701000000,
   UserMailbox1763702000000,
+  CreatePluginTestRuns1763703000000,
 ];

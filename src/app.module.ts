@@ -7,6 +7,7 @@ import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { CommonModule } from './common/common.module';
 import { CommunityPluginsModule } from './community-plugins/community-plugins.module';
+import { PluginTestRunsModule } from './plugin-test-runs/plugin-test-runs.module';
 import { ConfigurationModule } from './configuration/configuration.module';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
@@ -46,6 +47,7 @@ export class AppModule {
         TargetsModule,
         SessionsModule,
         CommunityPluginsModule,
+        PluginTestRunsModule,
         HealthModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],

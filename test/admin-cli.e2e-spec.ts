@@ -75,7 +75,7 @@ Commands:
   activate <email>    Put a deactivated account back in service
   list                List the admins, one per line: id, email and name,
                       tab-separated
-  plugins             Plugin files: verify
+  plugins             Plugin files: verify, test-run
   audit               The audit log: verify
   help [command]      display help for command
 `;

@@ -48,6 +48,7 @@ type OpenApi = {
 const STATUSES_IN_USE = [
   '200',
   '201',
+  '202',
   '204',
   '400',
   '401',

@@ -8,6 +8,7 @@ import { UsersModule } from '../users/users.module';
 import { AuditModule } from '../audit/audit.module';
 import { PluginFilesModule } from '../community-plugins/plugin-files.module';
 import { AuditCommand, AuditVerifyCommand, PluginsCommand, PluginsVerifyCommand } from './integrity.commands';
+import { PluginsTestRunCommand } from './test-run.command';
 import {
   ActivateCommand,
   DeactivateCommand,
@@ -41,6 +42,7 @@ export class AdminCliModule {
         ListCommand,
         PluginsCommand,
         PluginsVerifyCommand,
+        PluginsTestRunCommand,
         AuditCommand,
         AuditVerifyCommand,
       ],

@@ -20,11 +20,16 @@ export const COMMANDS = {
     description: 'Put a deactivated account back in service',
   },
   list: { name: 'list', description: 'List the admins, one per line: id, email and name, tab-separated' },
-  plugins: { name: 'plugins', description: 'Plugin files: verify' },
+  plugins: { name: 'plugins', description: 'Plugin files: verify, test-run' },
   pluginsVerify: {
     name: 'verify',
     description:
       'Hash every approved plugin file in COMMUNITY_PLUGIN_DIR and compare it with its approved digest',
+  },
+  pluginsTestRun: {
+    name: 'test-run',
+    arguments: '<file>',
+    description: 'Run a plugin file in the test-run jail and print the report of what it did, as JSON',
   },
   audit: { name: 'audit', description: 'The audit log: verify' },
   auditVerify: { name: 'verify', description: 'Check that every audit entry follows the hash chain' },
@@ -43,6 +48,6 @@ export const COMMAND_TREE: Array<CommandSpec & { subCommands?: CommandSpec[] }> 
   COMMANDS.deactivate,
   COMMANDS.activate,
   COMMANDS.list,
-  { ...COMMANDS.plugins, subCommands: [COMMANDS.pluginsVerify] },
+  { ...COMMANDS.plugins, subCommands: [COMMANDS.pluginsVerify, COMMANDS.pluginsTestRun] },
   { ...COMMANDS.audit, subCommands: [COMMANDS.auditVerify] },
 ];

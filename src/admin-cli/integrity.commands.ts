@@ -5,6 +5,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { COMMANDS } from './command-specs';
 import { AuditLog } from '../audit/audit-log.service';
 import { PluginDigestCheck } from '../community-plugins/plugin-digest-check';
+import { PluginsTestRunCommand } from './test-run.command';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`${line}\n`);
@@ -35,10 +36,10 @@ export class PluginsVerifyCommand extends CommandRunner {
   }
 }
 
-@Command({ ...COMMANDS.plugins, subCommands: [PluginsVerifyCommand] })
+@Command({ ...COMMANDS.plugins, subCommands: [PluginsVerifyCommand, PluginsTestRunCommand] })
 export class PluginsCommand extends CommandRunner {
   run(): Promise<void> {
-    err('Usage: svc-admin plugins verify');
+    err('Usage: svc-admin plugins verify | svc-admin plugins test-run <file>');
     process.exitCode = 1;
     return Promise.resolve();
   }

@@ -14,6 +14,7 @@ export const AUDIT_ACTIONS = [
   'deactivate',
   'activate',
   'configuration_change',
+  'test_run',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -117,8 +117,8 @@ export interface RouteOptions {
   description?: string;
   /** What `data` holds on success; leave it out for a path shape the route only refuses. */
   data?: DataSpec;
-  /** 201 for creations; the status served and the one documented. */
-  status?: 200 | 201;
+  /** 201 for creations, 202 for work started; the status served and the one documented. */
+  status?: 200 | 201 | 202;
   /** The operation's own fail messages by status; 401 (and 403) come from the access rule. */
   fails?: FailMessages;
   /** The DTO class of an `@Args()` read from the body (or the query string). */

@@ -18,9 +18,15 @@ import { PluginRecheckService } from './plugin-recheck.service';
 import { PluginRechecksRepository } from './plugin-rechecks.repository';
 import { ValidatorPool } from '../plugin-validator';
 import { UsersModule } from '../users/users.module';
+import { PluginTestRunRecordsModule } from '../plugin-test-runs/plugin-test-run-records.module';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([UserPlugin, PluginVersion]), UsersModule, PluginFilesModule],
+  imports: [
+    TypeOrmModule.forFeature([UserPlugin, PluginVersion]),
+    UsersModule,
+    PluginFilesModule,
+    PluginTestRunRecordsModule,
+  ],
   controllers: [CommunityPluginsController],
   providers: [
     PluginCatalogueService,
@@ -45,6 +51,7 @@ import { UsersModule } from '../users/users.module';
       },
     },
   ],
-  exports: [PluginCatalogueService, PluginFilesModule],
+  // The test-runs read a version through the same digest check (src/plugin-test-runs).
+  exports: [PluginCatalogueService, PluginFilesModule, PluginReviewService, PluginVersionsRepository],
 })
 export class CommunityPluginsModule {}

@@ -12,6 +12,8 @@ import { sha256Hex } from './plugin-storage';
 import { unifiedDiff } from './unified-diff';
 import { ValidatorBusyError, ValidatorPool } from '../plugin-validator';
 import type { Violation } from '../plugin-validator';
+import { PluginTestRunsRepository } from '../plugin-test-runs/plugin-test-runs.repository';
+import { testRunMention } from '../plugin-test-runs/test-run-mention';
 
 export { VERSION_NOT_FOUND };
 
@@ -24,6 +26,7 @@ export class PluginVersionsService {
     private readonly catalogue: PluginCatalogueService,
     private readonly review: PluginReviewService,
     private readonly validator: ValidatorPool,
+    private readonly testRuns: PluginTestRunsRepository,
   ) {}
 
   /** Every version for the uploader and admins (admins also see the reviews), approved ones for everyone else. */
@@ -88,6 +91,7 @@ export class PluginVersionsService {
         after: `b/${plugin.name} ${version.version}`,
       }),
       new_findings: findings.filter((finding) => !known.has(findingKey(finding))),
+      test_run: testRunMention(await this.testRuns.newest(plugin.id, version.version)),
     };
   }
 

@@ -96,6 +96,20 @@ export interface AppConfig {
   logFormat: LogFormat;
   /** Origins allowed by CORS; empty turns CORS off. */
   corsOrigins: string[];
+  /** The reviewers' test-run jail (docs/plugin-test-run.md). */
+  pluginTestRun: PluginTestRunConfig;
+}
+
+export interface PluginTestRunConfig {
+  bwrapPath: string;
+  pythonPath: string;
+  cpuSeconds: number;
+  wallSeconds: number;
+  addressSpaceBytes: number;
+  fileSizeBytes: number;
+  processes: number;
+  /** Runs waiting for a free core; past it a run is refused with 503. */
+  queueLength: number;
 }
 
 export const ACCOUNT_CONFIRMATION = ['keep', 'claim'] as const;
@@ -432,6 +446,20 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
     logLevel: read(() => oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS)),
     logFormat: read(() => oneOf(env, 'LOG_FORMAT', terminal ? 'pretty' : 'json', LOG_FORMATS)),
     corsOrigins: read(() => corsOrigins(env)),
+    pluginTestRun: {
+      bwrapPath: value(env, 'PLUGIN_TEST_RUN_BWRAP') ?? '/usr/bin/bwrap',
+      pythonPath: value(env, 'PLUGIN_TEST_RUN_PYTHON') ?? '/usr/bin/python3',
+      cpuSeconds: read(() => integer(env, 'PLUGIN_TEST_RUN_CPU_SECONDS', 10, 1, 3600)),
+      wallSeconds: read(() => integer(env, 'PLUGIN_TEST_RUN_WALL_SECONDS', 30, 1, 3600)),
+      addressSpaceBytes: read(() =>
+        integer(env, 'PLUGIN_TEST_RUN_MEMORY_BYTES', 512 * 1024 * 1024, 64 * 1024 * 1024, 64 * 1024 ** 3),
+      ),
+      fileSizeBytes: read(() =>
+        integer(env, 'PLUGIN_TEST_RUN_FILE_SIZE_BYTES', 16 * 1024 * 1024, 4096, 4 * 1024 ** 3),
+      ),
+      processes: read(() => integer(env, 'PLUGIN_TEST_RUN_PROCESSES', 16, 2, 4096)),
+      queueLength: read(() => integer(env, 'PLUGIN_TEST_RUN_QUEUE', 8, 0, 1000)),
+    },
   };
   settings.done();
   return config;

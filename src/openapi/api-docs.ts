@@ -209,7 +209,7 @@ export function ApiDataResponse(status: number, data: DataSpec, headers?: Record
     ApiResponse({
       status,
       headers,
-      description: status === 201 ? 'Created' : 'Success',
+      description: status === 201 ? 'Created' : status === 202 ? 'Accepted' : 'Success',
       schema: {
         type: 'object',
         required: ['status', 'data'],

@@ -1,5 +1,6 @@
 /**
- * What some tests need from outside npm: Debian's chromium (the page tests), a Redis server
+ * What some tests need from outside npm: Debian's chromium (the page tests) and bubblewrap (the
+ * test-run jail), a Redis server
  * (the shared rate limits), and mount (the storage faults, as root). `npm test` first runs
  * prepare() (its pretest), which installs chromium (unless SVC_TEST_NO_APT=1) and starts a
  * loopback Redis where the machine allows; a test that still lacks something is skipped with one line naming it and
@@ -75,6 +76,19 @@ export function chromiumLack(): Lack | null {
   return {
     missing: configured ? `chromium at ${configured}` : 'chromium on PATH',
     remedy: 'apt-get install -y --no-install-recommends chromium (or set SVC_TEST_CHROMIUM)',
+  };
+}
+
+/** Debian's bubblewrap: the reviewers' test-run jail (src/plugin-test-run). */
+export function bwrapPath(): string {
+  return process.env.SVC_TEST_BWRAP || '/usr/bin/bwrap';
+}
+
+export function bwrapLack(): Lack | null {
+  if (executable(bwrapPath())) return null;
+  return {
+    missing: `bubblewrap at ${bwrapPath()}`,
+    remedy: 'apt-get install -y --no-install-recommends bubblewrap (or set SVC_TEST_BWRAP)',
   };
 }
 
@@ -171,36 +185,39 @@ export function describeWithTestRedis(name: string, body: () => void): void {
   });
 }
 
+/** As root, with apt-get, unless SVC_TEST_NO_APT=1. */
+const aptAllowed = (): boolean =>
+  process.env.SVC_TEST_NO_APT !== '1' && process.getuid?.() === 0 && onPath('apt-get') !== null;
+
+function aptInstall(name: string): void {
+  try {
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    execFileSync('apt-get', ['update'], { stdio: 'ignore', env });
+    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', name], { stdio: 'ignore', env });
+  } catch (error) {
+    process.stdout.write(`pretest: could not install ${name} (${(error as Error).message.split('\n')[0]})\n`);
+  }
+}
+
 /**
- * npm's pretest: installs chromium (as root, with apt-get; not with SVC_TEST_NO_APT=1) and
+ * npm's pretest: installs chromium and bubblewrap (as root, with apt-get; not with SVC_TEST_NO_APT=1) and
  * starts a loopback Redis, when missing.
  */
 export function prepare(): void {
-  if (
-    chromiumLack() !== null &&
-    !process.env.SVC_TEST_CHROMIUM &&
-    process.env.SVC_TEST_NO_APT !== '1' &&
-    process.getuid?.() === 0 &&
-    onPath('apt-get')
-  ) {
+  if (chromiumLack() !== null && !process.env.SVC_TEST_CHROMIUM && aptAllowed()) {
     // A system-wide install of this size is said before it starts, with the way around it.
     process.stdout.write(
       'pretest: installing Debian’s chromium with apt-get (about 120 MB to download, 400 MB on disk) ' +
         'for the page tests in a browser; to skip it, set SVC_TEST_CHROMIUM to a chromium you have, ' +
         'or SVC_TEST_NO_APT=1 to skip those tests\n',
     );
-    try {
-      const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-      execFileSync('apt-get', ['update'], { stdio: 'ignore', env });
-      execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], {
-        stdio: 'ignore',
-        env,
-      });
-    } catch (error) {
-      process.stdout.write(
-        `pretest: could not install chromium (${(error as Error).message.split('\n')[0]})\n`,
-      );
-    }
+    aptInstall('chromium');
+  }
+  if (bwrapLack() !== null && !process.env.SVC_TEST_BWRAP && aptAllowed()) {
+    process.stdout.write(
+      'pretest: installing Debian’s bubblewrap with apt-get (under 100 kB) for the test-run jail\n',
+    );
+    aptInstall('bubblewrap');
   }
   const url = new URL(testRedisUrl());
   const loopback = ['127.0.0.1', 'localhost'].includes(url.hostname);

@@ -660,6 +660,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/community-plugins/{id}/versions/{version}/test-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The newest test-run of a version and its report (admins)
+         * @description `status` is `queued`, `running`, `done`, `timed-out` or `failed`; the report fields fill in when it ends.
+         */
+        get: operations["PluginTestRunsController_newest"];
+        put?: never;
+        /**
+         * Run a version in the jail and record what it does (admins)
+         * @description The version's file is read through its digest check and run in the jail off the event loop, one run per core at a time; the answer names the run, whose report `GET` reads. 503 when the jail cannot run here (the message says what is missing and how to enable it) or when the queue is full (`Retry-After`). Each run is an audit entry (`test_run`).
+         */
+        post: operations["PluginTestRunsController_start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health": {
         parameters: {
             query?: never;
@@ -745,7 +769,7 @@ export interface components {
             /** @description The acting user when `actor` is `user` */
             actor_user_id: number | null;
             /** @enum {string} */
-            action: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change";
+            action: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run";
             /**
              * @description `plugin:<id>`, `user:<id>`, `configuration` or `manifest-key`
              * @example plugin:12
@@ -1128,6 +1152,14 @@ export interface components {
             diff: string;
             /** @description Validator findings of this version that the base version does not have */
             new_findings: components["schemas"]["FindingView"][];
+            /** @description The newest test-run of this version, if any (its report: `GET .../test-run/`) */
+            test_run?: {
+                id: number;
+                /** @enum {string} */
+                status: "queued" | "running" | "done" | "timed-out" | "failed";
+                /** @description Events of its report flagged for the reviewer (0 until it ends) */
+                flagged_events: number;
+            } | null;
         };
         ReviewEvent: {
             /** @enum {string} */
@@ -1143,6 +1175,55 @@ export interface components {
             plugin_id: number;
             /** @description The upload, then the latest review if there was one; built from the plugin row */
             events: components["schemas"]["ReviewEvent"][];
+        };
+        TestRunStarted: {
+            id: number;
+            /** @enum {string} */
+            status: "queued";
+        };
+        TestRunEventView: {
+            /**
+             * @description CPython's own audit event name (`open`, `socket.connect`, `subprocess.Popen`, `os.system`, `exec`, `compile`, `import`, ...), or `runner.*` for what the runner noticed itself (`runner.forged-line`, `runner.builtins-changed`, `runner.sys-changed`)
+             * @example socket.connect
+             */
+            event: string;
+            /** @description The arguments made printable and bounded */
+            args: string[];
+            /** @description True for what a reviewer must look at: writes outside the working directory, connects and lookups, spawns, dynamic code, reads outside the working directory, and the attribute reads CPython audits */
+            flagged: boolean;
+        };
+        TestRunView: {
+            id: number;
+            plugin_id: number;
+            version: string;
+            /** @description The bytes run */
+            sha256: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "done" | "timed-out" | "failed";
+            requested_by_user_id: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
+            /**
+             * @description The limit that ended the run, if one did
+             * @enum {string|null}
+             */
+            limit: "cpu" | "wall" | "address-space" | "file-size" | "processes" | null;
+            duration_ms: number | null;
+            peak_memory_bytes: number | null;
+            /** @description Bounded */
+            stdout: string | null;
+            /** @description Bounded */
+            stderr: string | null;
+            /** @description The traceback of what the plugin raised, bounded */
+            exception: string | null;
+            /** @description repr() of run()'s return value, bounded */
+            return_value: string | null;
+            /** @description In the order they happened, bounded in number */
+            events: components["schemas"]["TestRunEventView"][];
+            /** @description Events past the bound, not recorded */
+            events_dropped: number;
         };
     };
     responses: never;
@@ -1160,7 +1241,7 @@ export interface operations {
                 /** @description Above 200 counts as 200 */
                 limit?: number;
                 subject?: string;
-                action?: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change";
+                action?: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run";
             };
             header?: never;
             path?: never;
@@ -5218,6 +5299,197 @@ export interface operations {
                 };
             };
             /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    PluginTestRunsController_newest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Decimal digits without a leading zero; any other spelling names nothing */
+                id: number;
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: components["schemas"]["TestRunView"];
+                    };
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Admin privileges required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Plugin not found`, `Version not found`, `This version has no test-run` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    PluginTestRunsController_start: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Decimal digits without a leading zero; any other spelling names nothing */
+                id: number;
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: components["schemas"]["TestRunStarted"];
+                    };
+                };
+            };
+            /** @description `Malformed request body` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Admin privileges required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Plugin not found`, `Version not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Plugin file was modified on disk` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Plugin file is missing` */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description A body of a type the API does not read; the message names the types it reads */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Test-runs are unavailable: <what is missing and how to enable it>`, `Test-run queue is full`; `Service unavailable` (the database does not answer) */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -114,6 +114,23 @@ export class VersionDiff {
     description: 'Validator findings of this version that the base version does not have',
   })
   new_findings!: FindingView[];
+
+  // Inline, not a $ref: a nullable $ref is not nullable in OpenAPI 3.0.
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    required: ['id', 'status', 'flagged_events'],
+    properties: {
+      id: { type: 'integer' },
+      status: { type: 'string', enum: ['queued', 'running', 'done', 'timed-out', 'failed'] },
+      flagged_events: {
+        type: 'integer',
+        description: 'Events of its report flagged for the reviewer (0 until it ends)',
+      },
+    },
+    description: 'The newest test-run of this version, if any (its report: `GET .../test-run/`)',
+  })
+  test_run!: { id: number; status: string; flagged_events: number } | null;
 }
 
 export class ManifestEntry {

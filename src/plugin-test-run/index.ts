@@ -1,0 +1,10 @@
+export { runPlugin } from './run-plugin';
+export { checkJail } from './self-check';
+export type {
+  JailLimits,
+  JailSettings,
+  TestRunEvent,
+  TestRunLimit,
+  TestRunReport,
+  TestRunStatus,
+} from './types';

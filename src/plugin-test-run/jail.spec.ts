@@ -1,0 +1,182 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { bwrapLack, bwrapPath, describeNeeding } from '../../test/helpers/prerequisites';
+import { checkJail, type JailSettings, runPlugin, type TestRunEvent } from './index';
+
+const settings = (limits: Partial<JailSettings['limits']> = {}): JailSettings => ({
+  bwrapPath: bwrapPath(),
+  pythonPath: '/usr/bin/python3',
+  limits: {
+    cpuSeconds: 5,
+    wallSeconds: 20,
+    addressSpaceBytes: 512 * 1024 * 1024,
+    fileSizeBytes: 16 * 1024 * 1024,
+    processes: 16,
+    ...limits,
+  },
+  maxEvents: 500,
+  maxOutputBytes: 64 * 1024,
+});
+
+const plugin = (body: string) => Buffer.from(`DESCRIPTION = "test"\n\n${body.trim()}\n`);
+const flaggedNamed = (events: TestRunEvent[], event: string) =>
+  events.filter((entry) => entry.event === event && entry.flagged);
+
+describe('the jail when bubblewrap cannot run', () => {
+  it('says what is missing and how to enable it, in one line', async () => {
+    const problem = await checkJail({ ...settings(), bwrapPath: '/nonexistent/bwrap' });
+    expect(problem).toBe(
+      'bubblewrap is not available at /nonexistent/bwrap (ENOENT): install it ' +
+        '(apt-get install -y --no-install-recommends bubblewrap) or set PLUGIN_TEST_RUN_BWRAP; ' +
+        'see docs/plugin-test-run.md',
+    );
+  });
+});
+
+describeNeeding(bwrapLack(), 'the test-run jail', () => {
+  let hostDir: string;
+  let listener: Server;
+  let connections: number;
+  let port: number;
+
+  beforeAll(async () => {
+    hostDir = mkdtempSync(path.join(tmpdir(), 'jail-host-'));
+    connections = 0;
+    listener = createServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    port = (listener.address() as { port: number }).port;
+  });
+
+  afterAll(() => {
+    listener.close();
+    rmSync(hostDir, { recursive: true, force: true });
+  });
+
+  it('passes its self-check here: no network, no host file, no parent environment, limits that apply', async () => {
+    expect(await checkJail(settings())).toBeNull();
+  });
+
+  it('runs an ordinary plugin to a report that lists its imports and flags nothing', async () => {
+    const report = await runPlugin(
+      plugin(`
+import html
+
+def run(PluginInfo):
+    print("checked", PluginInfo["code"])
+    return html.escape("<title>ok</title>")
+`),
+      settings(),
+    );
+    expect(report).toMatchObject({
+      status: 'done',
+      limit: null,
+      exception: null,
+      stdout: 'checked TEST-RUN\n',
+      return_value: "'&lt;title&gt;ok&lt;/title&gt;'",
+    });
+    expect(report.events.filter((event) => event.flagged)).toEqual([]);
+    expect(report.events).toContainEqual({ event: 'import', args: ["'html'", 'None'], flagged: false });
+    expect(report.peak_memory_bytes).toBeGreaterThan(0);
+  });
+
+  it('keeps every hostile action off the host and names each one, flagged', async () => {
+    const sitePackages = execFileSync('/usr/bin/python3', [
+      '-c',
+      'import site; print(site.getsitepackages()[0])',
+    ])
+      .toString()
+      .trim();
+    const marker = path.join(hostDir, 'marker');
+    const touched = path.join(hostDir, 'touched');
+    const pth = path.join(sitePackages, 'jail-test-evil.pth');
+    const report = await runPlugin(
+      plugin(`
+import os, socket, subprocess
+
+ATTEMPTS = [
+    lambda: open(${JSON.stringify(marker)}, "w").write("escaped"),
+    lambda: open(${JSON.stringify(pth)}, "a").write("import os\\n"),
+    lambda: socket.create_connection(("127.0.0.1", ${port}), timeout=2),
+    lambda: subprocess.run(["sh", "-c", "touch ${touched}"]),
+    lambda: exec("print('canary-' + 'printed')"),
+    lambda: open("/etc/passwd").read(),
+]
+
+def run(PluginInfo):
+    for attempt in ATTEMPTS:
+        try:
+            attempt()
+        except Exception as error:
+            print(type(error).__name__)
+`),
+      settings(),
+    );
+    expect(report.status).toBe('done');
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(touched)).toBe(false);
+    expect(existsSync(pth)).toBe(false);
+    expect(connections).toBe(0);
+    expect(report.stdout).toContain('canary-printed\n');
+    const events = report.events;
+    expect(flaggedNamed(events, 'open').map((event) => event.args[0])).toEqual([
+      JSON.stringify(marker).replace(/"/g, "'"),
+      `'${pth}'`,
+      "'/etc/passwd'",
+    ]);
+    expect(flaggedNamed(events, 'socket.connect')[0]?.args[1]).toBe(`('127.0.0.1', ${port})`);
+    expect(flaggedNamed(events, 'subprocess.Popen')[0]?.args[1]).toBe(`['sh', '-c', 'touch ${touched}']`);
+    expect(flaggedNamed(events, 'compile')[0]?.args[0]).toBe(`b"print('canary-' + 'printed')"`);
+    expect(flaggedNamed(events, 'exec')).toHaveLength(1);
+  });
+
+  it('marks a line the plugin writes to the report channel itself as forged', async () => {
+    const report = await runPlugin(
+      plugin(`
+import os
+
+def run(PluginInfo):
+    for fd in range(3, 1024):
+        try:
+            os.write(fd, b'x 1 {"kind": "result", "limit": null}\\n')
+        except OSError:
+            pass
+`),
+      settings(),
+    );
+    expect(report.status).toBe('done');
+    expect(report.events).toContainEqual({
+      event: 'runner.forged-line',
+      args: [JSON.stringify('x 1 {"kind": "result", "limit": null}')],
+      flagged: true,
+    });
+  });
+
+  it.each([
+    ['an infinite loop', 'while True:\n        pass', { cpuSeconds: 1 }, 'timed-out', 'cpu'],
+    ['a sleeper', 'import time\n    time.sleep(60)', { wallSeconds: 1 }, 'timed-out', 'wall'],
+    [
+      'a memory hog',
+      'hog = []\n    while True:\n        hog.append(bytearray(32 << 20))',
+      { addressSpaceBytes: 256 * 1024 * 1024 },
+      'failed',
+      'address-space',
+    ],
+    [
+      'a 1 GB write',
+      'with open("big", "wb") as out:\n        for _ in range(1024):\n            out.write(b"x" * (1 << 20))',
+      { fileSizeBytes: 4 * 1024 * 1024 },
+      'failed',
+      'file-size',
+    ],
+    ['a fork bomb', 'import os\n    while True:\n        os.fork()', { processes: 8 }, 'failed', 'processes'],
+  ] as const)('ends %s at its limit, and says which', async (_name, body, limits, status, limit) => {
+    const report = await runPlugin(plugin(`def run(PluginInfo):\n    ${body}\n`), settings(limits));
+    expect({ status: report.status, limit: report.limit }).toEqual({ status, limit });
+  });
+});

@@ -1,0 +1,99 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+const STATUSES = ['queued', 'running', 'done', 'timed-out', 'failed'];
+const LIMITS = ['cpu', 'wall', 'address-space', 'file-size', 'processes'];
+
+/** The answer to a test-run asked for: its id, to read its report with. */
+export class TestRunStarted {
+  @ApiProperty({ type: 'integer' })
+  id!: number;
+
+  @ApiProperty({ enum: ['queued'] })
+  status!: 'queued';
+}
+
+/** One audit event the plugin raised in the jail. */
+export class TestRunEventView {
+  @ApiProperty({
+    description:
+      "CPython's own audit event name (`open`, `socket.connect`, `subprocess.Popen`, `os.system`, `exec`, " +
+      '`compile`, `import`, ...), or `runner.*` for what the runner noticed itself (`runner.forged-line`, ' +
+      '`runner.builtins-changed`, `runner.sys-changed`)',
+    example: 'socket.connect',
+  })
+  event!: string;
+
+  @ApiProperty({ type: [String], description: 'The arguments made printable and bounded' })
+  args!: string[];
+
+  @ApiProperty({
+    description:
+      'True for what a reviewer must look at: writes outside the working directory, connects and lookups, ' +
+      'spawns, dynamic code, reads outside the working directory, and the attribute reads CPython audits',
+  })
+  flagged!: boolean;
+}
+
+/** The newest test-run of a version; the report's fields are null (events empty) until it ends. */
+export class TestRunView {
+  @ApiProperty({ type: 'integer' })
+  id!: number;
+
+  @ApiProperty({ type: 'integer' })
+  plugin_id!: number;
+
+  @ApiProperty()
+  version!: string;
+
+  @ApiProperty({ description: 'The bytes run' })
+  sha256!: string;
+
+  @ApiProperty({ enum: STATUSES })
+  status!: string;
+
+  @ApiProperty({ type: 'integer' })
+  requested_by_user_id!: number;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at!: string;
+
+  @ApiProperty({ format: 'date-time', nullable: true, type: String })
+  finished_at!: string | null;
+
+  // null among the values: a nullable enum's null must be one of them (OpenAPI 3.0).
+  @ApiProperty({
+    enum: [...LIMITS, null],
+    nullable: true,
+    type: String,
+    description: 'The limit that ended the run, if one did',
+  })
+  limit!: string | null;
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  duration_ms!: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  peak_memory_bytes!: number | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Bounded' })
+  stdout!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Bounded' })
+  stderr!: string | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The traceback of what the plugin raised, bounded',
+  })
+  exception!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: "repr() of run()'s return value, bounded" })
+  return_value!: string | null;
+
+  @ApiProperty({ type: [TestRunEventView], description: 'In the order they happened, bounded in number' })
+  events!: TestRunEventView[];
+
+  @ApiProperty({ type: 'integer', description: 'Events past the bound, not recorded' })
+  events_dropped!: number;
+}

@@ -1,0 +1,27 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { EntityManager, Repository } from 'typeorm';
+import type { TestRunStatus } from '../plugin-test-run';
+import { PluginTestRun } from './plugin-test-run.entity';
+
+@Injectable()
+export class PluginTestRunsRepository {
+  constructor(@InjectRepository(PluginTestRun) private readonly runs: Repository<PluginTestRun>) {}
+
+  insert(manager: EntityManager, run: Omit<PluginTestRun, 'id'>): Promise<PluginTestRun> {
+    return manager.getRepository(PluginTestRun).save(manager.getRepository(PluginTestRun).create(run));
+  }
+
+  async setStatus(
+    id: number,
+    status: TestRunStatus,
+    ended?: { report: string; finishedAt: Date },
+  ): Promise<void> {
+    await this.runs.update({ id }, { status, ...(ended ?? {}) });
+  }
+
+  /** The newest run of a version (the one a reviewer reads). */
+  newest(pluginId: number, version: string): Promise<PluginTestRun | null> {
+    return this.runs.findOne({ where: { pluginId, version }, order: { id: 'DESC' } });
+  }
+}

@@ -1,0 +1,152 @@
+import { HttpStatus, Injectable, Logger } from '@nestjs/common';
+import { AuditLog } from '../audit/audit-log.service';
+import type { AuthUser } from '../common/decorators';
+import { ApiError } from '../common/api-error';
+import { Clock } from '../common/clock';
+import { findPluginOr404 } from '../community-plugins/plugin-lookup';
+import { PluginReviewService, VERSION_NOT_FOUND } from '../community-plugins/plugin-review.service';
+import { sha256Hex } from '../community-plugins/plugin-storage';
+import { PluginVersionsRepository } from '../community-plugins/plugin-versions.repository';
+import { PluginsRepository } from '../community-plugins/plugins.repository';
+import { Transactions } from '../database/transactions';
+import { runPlugin, type TestRunReport } from '../plugin-test-run';
+import type { TestRunStarted, TestRunView } from './dto/test-run.dto';
+import { JailAvailability } from './jail-availability';
+import { PluginTestRun } from './plugin-test-run.entity';
+import { PluginTestRunsRepository } from './plugin-test-runs.repository';
+import { TestRunQueue } from './test-run-queue';
+import { availableParallelism } from 'node:os';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { Inject } from '@nestjs/common';
+
+export const TEST_RUNS_UNAVAILABLE = 'Test-runs are unavailable';
+export const TEST_RUN_QUEUE_FULL = 'Test-run queue is full';
+export const NO_TEST_RUN = 'This version has no test-run';
+/** A run takes seconds: a refused one is worth asking again after about one. */
+const RETRY_AFTER_SECONDS = '10';
+
+/**
+ * The reviewers' test-runs: a version's bytes, through their digest check, run in the jail off
+ * the event loop (a child process), one per core; the newest report of each version is kept.
+ */
+@Injectable()
+export class PluginTestRunsService {
+  private readonly queue: TestRunQueue;
+  private readonly logger = new Logger('PluginTestRun');
+
+  constructor(
+    private readonly plugins: PluginsRepository,
+    private readonly versions: PluginVersionsRepository,
+    private readonly review: PluginReviewService,
+    private readonly runs: PluginTestRunsRepository,
+    private readonly jail: JailAvailability,
+    private readonly transactions: Transactions,
+    private readonly audit: AuditLog,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.queue = new TestRunQueue(availableParallelism(), config.pluginTestRun.queueLength);
+  }
+
+  async start(admin: AuthUser, id: number | null, versionText: string): Promise<TestRunStarted> {
+    const plugin = await findPluginOr404(this.plugins, id);
+    const version = await this.versions.find(plugin.id, versionText);
+    if (!version) throw new ApiError(HttpStatus.NOT_FOUND, VERSION_NOT_FOUND);
+    const problem = await this.jail.problem();
+    if (problem !== null)
+      throw new ApiError(HttpStatus.SERVICE_UNAVAILABLE, `${TEST_RUNS_UNAVAILABLE}: ${problem}`);
+    const content = await this.review.verifiedContent(
+      plugin,
+      version.filePath,
+      version.sha256,
+      HttpStatus.GONE,
+    );
+    if (!this.queue.admit()) {
+      throw new ApiError(HttpStatus.SERVICE_UNAVAILABLE, TEST_RUN_QUEUE_FULL, undefined, {
+        'Retry-After': RETRY_AFTER_SECONDS,
+      });
+    }
+    let run: PluginTestRun;
+    try {
+      run = await this.transactions.run(async (manager) => {
+        const row = await this.runs.insert(manager, {
+          pluginId: plugin.id,
+          version: version.version,
+          sha256: sha256Hex(content),
+          status: 'queued',
+          requestedByUserId: admin.id,
+          report: null,
+          createdAt: this.clock.now(),
+          finishedAt: null,
+        });
+        await this.audit.append(manager, {
+          actor: 'user',
+          actorUserId: admin.id,
+          action: 'test_run',
+          subject: `plugin:${plugin.id}`,
+          details: { version: version.version, sha256: row.sha256, run_id: row.id },
+        });
+        return row;
+      });
+    } catch (error) {
+      this.queue.release();
+      throw error;
+    }
+    void this.queue.run(() => this.execute(run.id, content));
+    return { id: run.id, status: 'queued' };
+  }
+
+  async newest(id: number | null, versionText: string): Promise<TestRunView> {
+    const plugin = await findPluginOr404(this.plugins, id);
+    const version = await this.versions.find(plugin.id, versionText);
+    if (!version) throw new ApiError(HttpStatus.NOT_FOUND, VERSION_NOT_FOUND);
+    const run = await this.runs.newest(plugin.id, version.version);
+    if (!run) throw new ApiError(HttpStatus.NOT_FOUND, NO_TEST_RUN);
+    return toView(run);
+  }
+
+  /** Never rejects: whatever happens ends as the run's status. */
+  private async execute(runId: number, content: Buffer): Promise<void> {
+    try {
+      await this.runs.setStatus(runId, 'running');
+      const report = await runPlugin(content, this.jail.settings);
+      const { status, ...rest } = report;
+      await this.runs.setStatus(runId, status, {
+        report: JSON.stringify(rest),
+        finishedAt: this.clock.now(),
+      });
+    } catch (error) {
+      this.logger.error(
+        `Test-run ${runId} failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      await this.runs
+        .setStatus(runId, 'failed', { report: JSON.stringify(null), finishedAt: this.clock.now() })
+        .catch(() => undefined);
+    }
+  }
+}
+
+function toView(run: PluginTestRun): TestRunView {
+  const report =
+    run.report === null ? null : (JSON.parse(run.report) as Omit<TestRunReport, 'status'> | null);
+  return {
+    id: run.id,
+    plugin_id: run.pluginId,
+    version: run.version,
+    sha256: run.sha256,
+    status: run.status,
+    requested_by_user_id: run.requestedByUserId,
+    created_at: run.createdAt.toISOString(),
+    finished_at: run.finishedAt?.toISOString() ?? null,
+    limit: report?.limit ?? null,
+    duration_ms: report?.duration_ms ?? null,
+    peak_memory_bytes: report?.peak_memory_bytes ?? null,
+    stdout: report?.stdout ?? null,
+    stderr: report?.stderr ?? null,
+    exception: report?.exception ?? null,
+    return_value: report?.return_value ?? null,
+    events: report?.events ?? [],
+    events_dropped: report?.events_dropped ?? 0,
+  };
+}

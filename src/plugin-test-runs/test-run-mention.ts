@@ -1,0 +1,15 @@
+import type { TestRunEvent } from '../plugin-test-run';
+import type { PluginTestRun } from './plugin-test-run.entity';
+
+/** A run as the diff names it: its id, its status and how many of its events a reviewer must look at. */
+export function testRunMention(
+  run: PluginTestRun | null,
+): { id: number; status: string; flagged_events: number } | null {
+  if (run === null) return null;
+  const report = run.report === null ? null : (JSON.parse(run.report) as { events?: TestRunEvent[] } | null);
+  return {
+    id: run.id,
+    status: run.status,
+    flagged_events: (report?.events ?? []).filter((event) => event.flagged).length,
+  };
+}
