@@ -153,6 +153,22 @@ describe('stalled clients are cut off', () => {
     }
     expectNothingLogged();
   });
+  it('answers what Node cannot parse in the same envelope, and closes the connection', async () => {
+    const garbled = await openRawConnection(port, { send: 'HELLO THERE\r\n\r\n' });
+    expect(answerIn(await closedWithin(garbled, CLOSE_BOUND_MS, 'a garbled request'))).toEqual({
+      status: 400,
+      body: { status: 'fail', message: 'Bad request' },
+    });
+    // Node reads at most 16 KiB of headers.
+    const oversized = await openRawConnection(port, {
+      send: `GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Filler: ${'x'.repeat(20_000)}\r\n\r\n`,
+    });
+    expect(answerIn(await closedWithin(oversized, CLOSE_BOUND_MS, 'oversized headers'))).toEqual({
+      status: 431,
+      body: { status: 'fail', message: 'Request headers too large' },
+    });
+    expectNothingLogged();
+  });
 });
 
 describe('connections per client address', () => {
