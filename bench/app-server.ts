@@ -15,7 +15,8 @@ import { ADMIN_EMAIL } from './seed';
 
 /**
  * The settings every bench run gives the app and the baseline: a database of its own (the
- * given MySQL URL, or SQLite in `workDir`), a random JWT secret, no rate limits, no logs.
+ * given MySQL URL, or SQLite in `workDir`), a random JWT secret, no rate limits, no
+ * per-address connection cap, no logs.
  */
 export function benchConfig(
   workDir: string,
@@ -32,6 +33,8 @@ export function benchConfig(
       COMMUNITY_PLUGIN_DIR: join(workDir, 'community-plugins'),
       HOST: '127.0.0.1',
       PORT: '0',
+      // Every simulated client is 127.0.0.1: BENCH_CONNECTIONS may be more than one address's cap.
+      HTTP_CONNECTIONS_PER_ADDRESS: '0',
       ...settings,
     },
     workDir,

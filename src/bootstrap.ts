@@ -4,6 +4,7 @@ import type { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
 import { validationFailure } from './common/validation';
 import { echoRequestId, forbidCaching, registerBodyParsers } from './http/http-adapter';
+import { capConnectionsPerAddress } from './http/connections-per-address';
 import { applySecurityHeaders } from './http/security-headers';
 import { closeAfterUnreadBodies } from './http/unread-body';
 import { AppLogger } from './logging/app-logger';
@@ -16,6 +17,7 @@ export const API_PREFIX = 'api/v1';
 /** What the HTTP entrypoint and the e2e tests both apply to the app, so they test the same thing. */
 export async function configureApp(app: NestFastifyApplication): Promise<void> {
   const config = app.get<AppConfig>(APP_CONFIG);
+  capConnectionsPerAddress(app.getHttpServer(), config.httpConnectionsPerAddress, config.trustedProxies);
   logRequests(app, app.get(AppLogger).pino);
   applySecurityHeaders(app);
   echoRequestId(app);

@@ -26,6 +26,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const reply = http.getResponse<FastifyReply>();
     const request = http.getRequest<FastifyRequest>();
+    if (clientWentAway(exception, request)) return;
     const [status, body] = this.describe(exception, request.id);
     // An account endpoint's refusal (400, 401, 429, 503, ...) repeats itself under `data`, as its
     // answers do (see envelopes.ts).
@@ -73,6 +74,16 @@ export class AllExceptionsFilter implements ExceptionFilter {
       { status: 'fail', message: 'Internal server error', error_id: errorId },
     ];
   }
+}
+
+/**
+ * The request's stream failed because its connection closed before the body arrived (the
+ * client hung up, or a time limit cut it off: src/http/request-timeouts.ts). No one is left to
+ * answer, and nothing failed on our side: neither a 503 nor an error is logged.
+ */
+function clientWentAway(exception: unknown, request: FastifyRequest): boolean {
+  const code = (exception as { code?: unknown } | null)?.code;
+  return code === 'ECONNRESET' && request.raw.destroyed && !request.raw.complete;
 }
 
 /** Nest's own exceptions (404 for an unknown route, 405, ...) keep their short text. */

@@ -40,6 +40,10 @@ describe('loadConfig', () => {
       databaseStartupWaitMs: 60000,
       shutdownGraceMs: 10000,
       shutdownDrainMs: 0,
+      httpHeadersTimeoutMs: 15_000,
+      httpRequestTimeoutMs: 60_000,
+      httpKeepAliveTimeoutMs: 5_000,
+      httpConnectionsPerAddress: 64,
     });
   });
 
@@ -166,6 +170,31 @@ describe('loadConfig', () => {
         'Invalid environment: TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR ranges, e.g. 10.0.0.5,192.168.0.0/16',
       ],
     ),
+    [
+      'HTTP_HEADERS_TIMEOUT_SECONDS',
+      '0',
+      'Invalid environment: HTTP_HEADERS_TIMEOUT_SECONDS must be an integer from 1 to 300',
+    ],
+    [
+      'HTTP_REQUEST_TIMEOUT_SECONDS',
+      '3601',
+      'Invalid environment: HTTP_REQUEST_TIMEOUT_SECONDS must be an integer from 1 to 3600',
+    ],
+    [
+      'HTTP_KEEP_ALIVE_TIMEOUT_SECONDS',
+      '0',
+      'Invalid environment: HTTP_KEEP_ALIVE_TIMEOUT_SECONDS must be an integer from 1 to 600',
+    ],
+    [
+      'HTTP_CONNECTIONS_PER_ADDRESS',
+      'many',
+      'Invalid environment: HTTP_CONNECTIONS_PER_ADDRESS must be an integer from 0 to 1000000',
+    ],
+    [
+      'HTTP_HEADERS_TIMEOUT_SECONDS',
+      '61',
+      'Invalid environment: HTTP_HEADERS_TIMEOUT_SECONDS must be at most HTTP_REQUEST_TIMEOUT_SECONDS (60)',
+    ],
     ['JWT_SECRET', 'short', 'Invalid environment: JWT_SECRET must be at least 32 characters long'],
     ['FRONTEND_PORT', '0', 'Invalid environment: FRONTEND_PORT must be an integer from 1 to 65535'],
     [
@@ -194,6 +223,20 @@ describe('loadConfig', () => {
       ).trustedProxies,
     ).toEqual(['10.0.0.5', '192.168.0.0/16', '::1', 'fd00::/8']);
     expect(loadConfig({ JWT_SECRET: SECRET, TRUSTED_PROXIES: ' ' }, dataDir()).trustedProxies).toEqual([]);
+  });
+
+  it("takes a headers limit up to the whole request's, and compares only valid values", () => {
+    const config = loadConfig(
+      { JWT_SECRET: SECRET, HTTP_HEADERS_TIMEOUT_SECONDS: '20', HTTP_REQUEST_TIMEOUT_SECONDS: '20' },
+      dataDir(),
+    );
+    expect([config.httpHeadersTimeoutMs, config.httpRequestTimeoutMs]).toEqual([20_000, 20_000]);
+    expect(() =>
+      loadConfig(
+        { JWT_SECRET: SECRET, HTTP_HEADERS_TIMEOUT_SECONDS: '20', HTTP_REQUEST_TIMEOUT_SECONDS: 'x' },
+        dataDir(),
+      ),
+    ).toThrow(new ConfigError(['HTTP_REQUEST_TIMEOUT_SECONDS must be an integer from 1 to 3600']));
   });
 
   it('refuses to start in production without a JWT_SECRET', () => {

@@ -91,6 +91,20 @@ export interface AppConfig {
    * address is the right-most one not among them. Empty: the peer's own address.
    */
   trustedProxies: string[];
+  /**
+   * How long a client may take over a request's headers, counted from its connection or from
+   * the request's first byte (see docs/security.md#connections).
+   */
+  httpHeadersTimeoutMs: number;
+  /** How long a client may take to send a whole request, headers and body. */
+  httpRequestTimeoutMs: number;
+  /** How long a kept-alive connection may wait, idle, for its next request. */
+  httpKeepAliveTimeoutMs: number;
+  /**
+   * Connections one peer address may have open at once, 0 for no cap; the trusted proxies'
+   * own addresses are never capped.
+   */
+  httpConnectionsPerAddress: number;
   logLevel: LogLevel;
   /** JSON lines (for collectors), or readable lines for a person at a terminal. */
   logFormat: LogFormat;
@@ -388,6 +402,18 @@ function corsOrigins(env: Env): string[] {
   return origins;
 }
 
+/**
+ * Node refuses a headers limit longer than the whole request's; the boot names it instead.
+ * A bad value of either is named by its own read, and not compared here.
+ */
+function headersWithinRequest(headersMs: number | undefined, requestMs: number | undefined): void {
+  if (headersMs === undefined || requestMs === undefined || headersMs <= requestMs) return;
+  throw new ConfigError(
+    'HTTP_HEADERS_TIMEOUT_SECONDS',
+    `at most HTTP_REQUEST_TIMEOUT_SECONDS (${requestMs / 1000})`,
+  );
+}
+
 /** `terminal`: stdout is a terminal, where logs are readable lines unless LOG_FORMAT says otherwise. */
 export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = false): AppConfig {
   const settings = new SettingsReader();
@@ -443,6 +469,10 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
     rateLimit: read(() => oneOf(env, 'RATE_LIMIT', 'on', ['on', 'off']) === 'on'),
     redisUrl: read(() => redisUrl(env)),
     trustedProxies: read(() => trustedProxies(env)),
+    httpHeadersTimeoutMs: read(() => integer(env, 'HTTP_HEADERS_TIMEOUT_SECONDS', 15, 1, 300) * 1000),
+    httpRequestTimeoutMs: read(() => integer(env, 'HTTP_REQUEST_TIMEOUT_SECONDS', 60, 1, 3600) * 1000),
+    httpKeepAliveTimeoutMs: read(() => integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', 5, 1, 600) * 1000),
+    httpConnectionsPerAddress: read(() => integer(env, 'HTTP_CONNECTIONS_PER_ADDRESS', 64, 0, 1_000_000)),
     logLevel: read(() => oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS)),
     logFormat: read(() => oneOf(env, 'LOG_FORMAT', terminal ? 'pretty' : 'json', LOG_FORMATS)),
     corsOrigins: read(() => corsOrigins(env)),
@@ -461,6 +491,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
       queueLength: read(() => integer(env, 'PLUGIN_TEST_RUN_QUEUE', 8, 0, 1000)),
     },
   };
+  read(() => headersWithinRequest(config.httpHeadersTimeoutMs, config.httpRequestTimeoutMs));
   settings.done();
   return config;
 }

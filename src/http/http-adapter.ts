@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, METHOD_NOT_ALLOWED } from '../common/api-error';
 import type { AppConfig } from '../config/app-config';
 import { acceptableRequestId } from '../logging/redaction';
+import { timeoutOptions, type TimeoutSettings } from './request-timeouts';
 
 /** No endpoint takes more than small forms; uploads have their own streamed limit. */
 export const BODY_LIMIT = 100 * 1024;
@@ -14,9 +15,13 @@ export const BODY_LIMIT = 100 * 1024;
  * optional, paths match in any case, as Express did) and room for long path parameters
  * (activation keys), which Fastify would otherwise cut at 100 characters with a 404.
  */
-export function createHttpAdapter(config: Pick<AppConfig, 'trustedProxies'>): FastifyAdapter {
+export function createHttpAdapter(
+  config: Pick<AppConfig, 'trustedProxies'> & TimeoutSettings,
+): FastifyAdapter {
   return new ApiHttpAdapter({
     bodyLimit: BODY_LIMIT,
+    // How long a client may take over a request, and keep an idle connection open.
+    ...timeoutOptions(config),
     // request.ip (the request log, the address limits): the right-most X-Forwarded-For address
     // that is not a trusted proxy (proxy-addr), or the peer's own when no proxy is trusted.
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
