@@ -7,7 +7,7 @@
  * address (127.0.0.2) meanwhile.
  *
  * Scenarios: the per-address cap off (HTTP_CONNECTIONS_PER_ADDRESS=0), to show what one held
- * connection costs, at 1,000 and 6,000 connections; and the default cap (64) at 6,000, to show
+ * connection costs, at 1,000 and 6,000 connections; and the default cap (256) at 6,000, to show
  * the bound one address meets. The other limits are the defaults (a body must arrive within
  * HTTP_REQUEST_TIMEOUT_SECONDS, 60 s), so each scenario takes a little over a minute.
  *
@@ -29,7 +29,7 @@ import {
 import { TEST_JWT_SECRET } from '../test/helpers/test-app';
 
 const ROOT = join(__dirname, '..');
-const DEFAULT_CAP = 64;
+const DEFAULT_CAP = 256;
 /** Connections opened at once: more would overflow the listen backlog (511) into SYN retries. */
 const OPENING_BATCH = 200;
 /** After the last connection is open, for the server to have read every one's bytes. */

@@ -33,8 +33,6 @@ describe('graceful shutdown', () => {
       LOG_LEVEL: 'debug',
       // The grace is a safety bound, not what is tested: it must not decide the outcome here.
       SHUTDOWN_GRACE_SECONDS: '60',
-      // 60 clients at once, all from 127.0.0.1: the per-address cap is not what is tested here.
-      HTTP_CONNECTIONS_PER_ADDRESS: '0',
     });
     const { port } = api;
     await waitUntilReady(port, api.child);

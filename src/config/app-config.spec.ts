@@ -43,7 +43,7 @@ describe('loadConfig', () => {
       httpHeadersTimeoutMs: 15_000,
       httpRequestTimeoutMs: 60_000,
       httpKeepAliveTimeoutMs: 5_000,
-      httpConnectionsPerAddress: 64,
+      httpConnectionsPerAddress: 256,
     });
   });
 

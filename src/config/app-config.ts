@@ -472,7 +472,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
     httpHeadersTimeoutMs: read(() => integer(env, 'HTTP_HEADERS_TIMEOUT_SECONDS', 15, 1, 300) * 1000),
     httpRequestTimeoutMs: read(() => integer(env, 'HTTP_REQUEST_TIMEOUT_SECONDS', 60, 1, 3600) * 1000),
     httpKeepAliveTimeoutMs: read(() => integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', 5, 1, 600) * 1000),
-    httpConnectionsPerAddress: read(() => integer(env, 'HTTP_CONNECTIONS_PER_ADDRESS', 64, 0, 1_000_000)),
+    httpConnectionsPerAddress: read(() => integer(env, 'HTTP_CONNECTIONS_PER_ADDRESS', 256, 0, 1_000_000)),
     logLevel: read(() => oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS)),
     logFormat: read(() => oneOf(env, 'LOG_FORMAT', terminal ? 'pretty' : 'json', LOG_FORMATS)),
     corsOrigins: read(() => corsOrigins(env)),
