@@ -18,6 +18,9 @@ import { PluginRecheckService } from './plugin-recheck.service';
 import { PluginRechecksRepository } from './plugin-rechecks.repository';
 import { ValidatorPool } from '../plugin-validator';
 import { UsersModule } from '../users/users.module';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { DiffPool } from './diff-pool';
 
 @Module({
   imports: [TypeOrmModule.forFeature([UserPlugin, PluginVersion]), UsersModule, PluginFilesModule],
@@ -43,6 +46,12 @@ import { UsersModule } from '../users/users.module';
         const logger = new Logger('ValidatorPool');
         return new ValidatorPool({ warn: (message) => logger.warn(message) });
       },
+    },
+    {
+      provide: DiffPool,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) =>
+        new DiffPool({ threads: config.pluginDiffThreads, maxQueued: config.pluginDiffMaxQueued }),
     },
   ],
   exports: [PluginCatalogueService, PluginFilesModule],

@@ -9,11 +9,29 @@ import type { PluginVersion } from './plugin-version.entity';
 import { PluginVersionsRepository } from './plugin-versions.repository';
 import { PluginsRepository } from './plugins.repository';
 import { sha256Hex } from './plugin-storage';
-import { unifiedDiff } from './unified-diff';
-import { ValidatorBusyError, ValidatorPool } from '../plugin-validator';
+import { withHeaders, type DiffHunks } from './unified-diff';
+import { DiffBusyError, DiffPool } from './diff-pool';
+import { DiffCache } from './diff-cache';
+import { Rule, ValidatorBusyError, ValidatorPool } from '../plugin-validator';
 import type { Violation } from '../plugin-validator';
 
 export { VERSION_NOT_FOUND };
+
+export const DIFF_BUSY = 'Diff is busy';
+/** A guess, as the validator's: one diff takes a tenth of a second at most, and the queue is short. */
+const BUSY_RETRY_AFTER_SECONDS = '5';
+
+/**
+ * What reviewers' diffs keep: the largest diff (two unrelated 256 KB files) is about 1 MB as a
+ * JavaScript string, so this holds dozens of those and thousands of ordinary ones, a review
+ * queue's worth.
+ */
+export const DIFF_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** What a pair of versions' diff computes once: the hunks and the findings new in the later one. */
+interface PairDiff extends DiffHunks {
+  newFindings: Violation[];
+}
 
 /** What the versions of a plugin look like to their readers, and the reviewers' diff. */
 @Injectable()
@@ -24,7 +42,18 @@ export class PluginVersionsService {
     private readonly catalogue: PluginCatalogueService,
     private readonly review: PluginReviewService,
     private readonly validator: ValidatorPool,
+    private readonly diffs: DiffPool,
   ) {}
+
+  /**
+   * By the digests of the pair's bytes (as read, so a row without its digest has one too): versions are immutable and addressed by them, so a kept diff never
+   * goes stale. A verdict the validator could not give (`internal-error`) is not kept.
+   */
+  private readonly pairs = new DiffCache<PairDiff>(
+    DIFF_CACHE_BYTES,
+    (pair) => 2 * (pair.hunks.length + JSON.stringify(pair.newFindings).length),
+    (pair) => !pair.newFindings.some((finding) => finding.rule === Rule.internalError),
+  );
 
   /** Every version for the uploader and admins (admins also see the reviews), approved ones for everyone else. */
   async list(caller: AuthUser, id: number | null): Promise<VersionList> {
@@ -69,26 +98,55 @@ export class PluginVersionsService {
     const version = all.find((row) => row.version === versionText);
     if (!version) throw new ApiError(HttpStatus.NOT_FOUND, VERSION_NOT_FOUND);
     const base = all.find((row) => row.id < version.id && row.status === 'approved') ?? null;
+    // Both files through their digest check before anything is served, from the cache too.
     const source = await this.read(plugin, version);
     const baseSource = base ? await this.read(plugin, base) : Buffer.alloc(0);
-    const [findings, baseFindings] = await Promise.all([
-      this.findings(source),
-      base ? this.findings(baseSource) : Promise.resolve([]),
-    ]);
-    const known = new Set(baseFindings.map(findingKey));
-    await this.review.recordRead(reader, plugin.id, version, sha256Hex(source));
+    const digest = sha256Hex(source);
+    const pairKey = `${base ? sha256Hex(baseSource) : 'none'}:${digest}`;
+    const pair = await this.pairs.get(pairKey, () =>
+      this.computePair(String(reader.id), baseSource, source, base !== null),
+    );
+    await this.review.recordRead(reader, plugin.id, version, digest);
     return {
       plugin_id: plugin.id,
       version: version.version,
       sha256: version.sha256,
       base_version: base?.version ?? null,
       base_sha256: base?.sha256 ?? null,
-      diff: unifiedDiff(baseSource.toString('utf8'), source.toString('utf8'), {
+      diff: withHeaders(pair.hunks, {
         before: base ? `a/${plugin.name} ${base.version}` : '/dev/null',
         after: `b/${plugin.name} ${version.version}`,
       }),
-      new_findings: findings.filter((finding) => !known.has(findingKey(finding))),
+      approximate: pair.approximate,
+      new_findings: pair.newFindings,
     };
+  }
+
+  private async computePair(
+    reader: string,
+    baseSource: Buffer,
+    source: Buffer,
+    hasBase: boolean,
+  ): Promise<PairDiff> {
+    const [hunks, findings, baseFindings] = await Promise.all([
+      this.hunks(reader, baseSource, source),
+      this.findings(source),
+      hasBase ? this.findings(baseSource) : Promise.resolve([]),
+    ]);
+    const known = new Set(baseFindings.map(findingKey));
+    return { ...hunks, newFindings: findings.filter((finding) => !known.has(findingKey(finding))) };
+  }
+
+  private async hunks(reader: string, baseSource: Buffer, source: Buffer): Promise<DiffHunks> {
+    try {
+      return await this.diffs.diff(reader, baseSource.toString('utf8'), source.toString('utf8'));
+    } catch (error) {
+      if (error instanceof DiffBusyError)
+        throw new ApiError(HttpStatus.SERVICE_UNAVAILABLE, DIFF_BUSY, undefined, {
+          'Retry-After': BUSY_RETRY_AFTER_SECONDS,
+        });
+      throw error;
+    }
   }
 
   private read(plugin: Parameters<PluginReviewService['verifiedContent']>[0], version: PluginVersion) {
