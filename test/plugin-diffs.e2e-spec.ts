@@ -51,28 +51,38 @@ function gnuDiff(before: Buffer, after: Buffer, labels: [string, string]): strin
   }
 }
 
+/** Alice's plugin approved by boss at 1.0.0 with `first`, and 1.1.0 waiting with `second`. */
+async function pluginWithUpdate(
+  t: TestApp,
+  [alice, boss]: [SignedInUser, SignedInUser],
+  name: string,
+  first: Buffer,
+  second: Buffer,
+): Promise<number> {
+  const created = await upload(t, alice.token, { fields: validFields(name), file: first }).expect(201);
+  const id = dataOf<{ id: number }>(created).id;
+  await readThenApprove(t, boss.token, id).expect(200);
+  await t
+    .http()
+    .post(`/api/v1/community-plugins/${id}/versions/`)
+    .set('Authorization', `Bearer ${alice.token}`)
+    .field('version', '1.1.0')
+    .attach('plugin_file', second, { filename: 'update.py', contentType: 'text/x-python' })
+    .expect(201);
+  return id;
+}
+
+const bearer = (t: TestApp, user: SignedInUser) => (path: string) =>
+  t.http().get(`/api/v1/community-plugins/${path}`).set('Authorization', `Bearer ${user.token}`);
+
 describe('reviewers diff large versions off the event loop', () => {
   const smtp = new SmtpSink();
   let t: TestApp;
   let alice: SignedInUser;
   let boss: SignedInUser;
-  const get = (path: string) =>
-    t.http().get(`/api/v1/community-plugins/${path}`).set('Authorization', `Bearer ${boss.token}`);
-
-  /** A plugin approved at 1.0.0 with `first`, and 1.1.0 waiting with `second`. */
-  async function pluginWithUpdate(name: string, first: Buffer, second: Buffer): Promise<number> {
-    const created = await upload(t, alice.token, { fields: validFields(name), file: first }).expect(201);
-    const id = dataOf<{ id: number }>(created).id;
-    await readThenApprove(t, boss.token, id).expect(200);
-    await t
-      .http()
-      .post(`/api/v1/community-plugins/${id}/versions/`)
-      .set('Authorization', `Bearer ${alice.token}`)
-      .field('version', '1.1.0')
-      .attach('plugin_file', second, { filename: 'update.py', contentType: 'text/x-python' })
-      .expect(201);
-    return id;
-  }
+  const get = (path: string) => bearer(t, boss)(path);
+  const pluginWithUpdateOf = (name: string, first: Buffer, second: Buffer) =>
+    pluginWithUpdate(t, [alice, boss], name, first, second);
 
   beforeAll(async () => {
     await smtp.start();
@@ -94,7 +104,7 @@ describe('reviewers diff large versions off the event loop', () => {
   });
 
   it('diffs 20,000 lines with 2,000 changes as GNU diff does, and the diff counts as the read for approve', async () => {
-    const id = await pluginWithUpdate('Long scattered', original, scattered);
+    const id = await pluginWithUpdateOf('Long scattered', original, scattered);
     const diff = dataOf(await get(`${id}/versions/1.1.0/diff/`).expect(200));
     expect(diff).toMatchObject({ version: '1.1.0', base_version: '1.0.0', approximate: false });
     expect(diff.diff).toBe(
@@ -109,7 +119,7 @@ describe('reviewers diff large versions off the event loop', () => {
   });
 
   it('shows an unrelated rewrite as removed and added, and says it is approximate', async () => {
-    const id = await pluginWithUpdate('Long rewrite', original, unrelated);
+    const id = await pluginWithUpdateOf('Long rewrite', original, unrelated);
     const diff = dataOf<{ diff: string; approximate: boolean }>(
       await get(`${id}/versions/1.1.0/diff/`).expect(200),
     );
@@ -120,10 +130,12 @@ describe('reviewers diff large versions off the event loop', () => {
   });
 
   it('computes the diff of one pair once for readers that ask at the same time', async () => {
-    const id = await pluginWithUpdate(
+    const id = await pluginWithUpdateOf(
       'Long shared',
       longPlugin((i) => `s_${String(i).padStart(5, '0')} = 1`),
-      longPlugin((i) => (i % 7 === 0 ? `t_${String(i).padStart(5, '0')} = 1` : `s_${String(i).padStart(5, '0')} = 1`)),
+      longPlugin((i) =>
+        i % 7 === 0 ? `t_${String(i).padStart(5, '0')} = 1` : `s_${String(i).padStart(5, '0')} = 1`,
+      ),
     );
     // One thread and no queue: a second computation while the first runs would be refused.
     const answers = await Promise.all(Array.from({ length: 8 }, () => get(`${id}/versions/1.1.0/diff/`)));
@@ -133,7 +145,7 @@ describe('reviewers diff large versions off the event loop', () => {
   });
 
   it('answers 503 with Retry-After while the diff threads have no room, and the diff once they have', async () => {
-    const id = await pluginWithUpdate('Long waiting', scattered, original);
+    const id = await pluginWithUpdateOf('Long waiting', scattered, original);
     // The one thread busy with a diff at the end of its work budget (a tenth of a second or more).
     const occupied = t.app
       .get(DiffPool)
@@ -145,6 +157,53 @@ describe('reviewers diff large versions off the event loop', () => {
     expect(dataOf(await get(`${id}/versions/1.1.0/diff/`).expect(200))).toMatchObject({
       version: '1.1.0',
       approximate: false,
+    });
+  });
+});
+
+describe('eight diffs of different pairs at once, with the default settings', () => {
+  const smtp = new SmtpSink();
+  let t: TestApp;
+  let alice: SignedInUser;
+  let boss: SignedInUser;
+
+  beforeAll(async () => {
+    await smtp.start();
+    t = await createTestApp({
+      smtp,
+      env: { SVC_ADMIN_EMAILS: 'boss@example.com', PLUGIN_MAX_PENDING_PER_USER: '100' },
+    });
+    alice = await signUpAs(t, smtp, 'alice');
+    boss = await signUpAs(t, smtp, 'boss');
+  });
+  afterAll(async () => {
+    await t.close();
+    await smtp.stop();
+  });
+
+  it('answers every one (sixteen files for the validator, eight diffs for two threads)', async () => {
+    const ids: number[] = [];
+    for (let p = 0; p < 8; p += 1) {
+      const name = (i: number, version: number) => `p${p}_${String(i).padStart(5, '0')} = ${version}`;
+      ids.push(
+        await pluginWithUpdate(
+          t,
+          [alice, boss],
+          `Long ${p}`,
+          longPlugin((i) => name(i, 1)),
+          longPlugin((i) => name(i, i % 10 === p ? 2 : 1)),
+        ),
+      );
+    }
+    const answers = await Promise.all(ids.map((id) => bearer(t, boss)(`${id}/versions/1.1.0/diff/`)));
+    expect(answers.map((answer) => answer.status)).toEqual(ids.map(() => 200));
+    answers.forEach((answer, p) => {
+      const { diff, approximate } = dataOf<{ diff: string; approximate: boolean }>(answer);
+      expect(approximate).toBe(false);
+      const changed = Array.from({ length: LINES }, (_, i) => i).filter((i) => i % 10 === p);
+      expect(diff.split('\n').filter((line) => line.startsWith('-p'))).toEqual(
+        changed.map((i) => `-p${p}_${String(i).padStart(5, '0')} = 1`),
+      );
     });
   });
 });

@@ -37,7 +37,11 @@ describe('DiffCache', () => {
   });
 
   it('drops the least recently used values past its size, and keeps none that must not be kept', async () => {
-    const cache = new DiffCache<string>(10, (value) => value.length, (value) => value !== 'never');
+    const cache = new DiffCache<string>(
+      10,
+      (value) => value.length,
+      (value) => value !== 'never',
+    );
     let computations = 0;
     const value = (text: string) => () => {
       computations += 1;

@@ -28,6 +28,12 @@ const BUSY_RETRY_AFTER_SECONDS = '5';
  */
 export const DIFF_CACHE_BYTES = 32 * 1024 * 1024;
 
+/** A version's bytes, read through the digest check, and their sha256. */
+interface VersionBytes {
+  bytes: Buffer;
+  digest: string;
+}
+
 /** What a pair of versions' diff computes once: the hunks and the findings new in the later one. */
 interface PairDiff extends DiffHunks {
   newFindings: Violation[];
@@ -102,9 +108,13 @@ export class PluginVersionsService {
     const source = await this.read(plugin, version);
     const baseSource = base ? await this.read(plugin, base) : Buffer.alloc(0);
     const digest = sha256Hex(source);
-    const pairKey = `${base ? sha256Hex(baseSource) : 'none'}:${digest}`;
-    const pair = await this.pairs.get(pairKey, () =>
-      this.computePair(String(reader.id), baseSource, source, base !== null),
+    const baseDigest = base ? sha256Hex(baseSource) : null;
+    const pair = await this.pairs.get(`${baseDigest ?? 'none'}:${digest}`, () =>
+      this.computePair(
+        String(reader.id),
+        { bytes: source, digest },
+        baseDigest === null ? null : { bytes: baseSource, digest: baseDigest },
+      ),
     );
     await this.review.recordRead(reader, plugin.id, version, digest);
     return {
@@ -124,14 +134,13 @@ export class PluginVersionsService {
 
   private async computePair(
     reader: string,
-    baseSource: Buffer,
-    source: Buffer,
-    hasBase: boolean,
+    source: VersionBytes,
+    base: VersionBytes | null,
   ): Promise<PairDiff> {
     const [hunks, findings, baseFindings] = await Promise.all([
-      this.hunks(reader, baseSource, source),
+      this.hunks(reader, base?.bytes ?? Buffer.alloc(0), source.bytes),
       this.findings(source),
-      hasBase ? this.findings(baseSource) : Promise.resolve([]),
+      base ? this.findings(base) : Promise.resolve([]),
     ]);
     const known = new Set(baseFindings.map(findingKey));
     return { ...hunks, newFindings: findings.filter((finding) => !known.has(findingKey(finding))) };
@@ -153,9 +162,14 @@ export class PluginVersionsService {
     return this.review.verifiedContent(plugin, version.filePath, version.sha256, HttpStatus.GONE);
   }
 
-  private async findings(source: Buffer): Promise<Violation[]> {
+  /**
+   * Queued under the file's digest, not under one name for every diff: a reviewer opening eight
+   * diffs at once (sixteen files) would otherwise pass the validator's cap per uploader and be
+   * told it is busy. The validator's whole queue still bounds them.
+   */
+  private async findings(file: VersionBytes): Promise<Violation[]> {
     try {
-      return (await this.validator.validate(source, 'diff')).violations;
+      return (await this.validator.validate(file.bytes, `diff ${file.digest}`)).violations;
     } catch (error) {
       if (error instanceof ValidatorBusyError)
         throw new ApiError(HttpStatus.SERVICE_UNAVAILABLE, 'Validator is busy', undefined, {

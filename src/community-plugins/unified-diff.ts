@@ -218,7 +218,7 @@ function step(v: Int32Array, index: number, k: number, n: number, m: number): nu
 function formatHunks(a: string[], b: string[], removed: Uint8Array, added: Uint8Array): string {
   // The edit script as one walk: 0 kept, 1 removed (a line of a), 2 added (a line of b).
   const kinds: number[] = [];
-  for (let i = 0, j = 0; i < a.length || j < b.length; ) {
+  for (let i = 0, j = 0; i < a.length || j < b.length;) {
     if (i < a.length && removed[i]) {
       kinds.push(1);
       i += 1;
