@@ -85,7 +85,7 @@ describe('unifiedDiff', () => {
     const { diff, approximate } = unifiedDiff(before, after, labels);
     expect(diff).toBe(gnuDiff(before, after));
     expect(approximate).toBe(false);
-    if (diff !== '') expect(patched(before, diff)).toBe(after);
+    expect(diff === '' ? before : patched(before, diff)).toBe(after);
   });
 
   it('finds a shortest edit script that patch applies, on 300 random pairs', () => {
