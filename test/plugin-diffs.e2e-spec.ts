@@ -146,7 +146,7 @@ describe('reviewers diff large versions off the event loop', () => {
 
   it('answers 503 with Retry-After while the diff threads have no room, and the diff once they have', async () => {
     const id = await pluginWithUpdateOf('Long waiting', scattered, original);
-    // The one thread busy with a diff at the end of its work budget (a tenth of a second or more).
+    // The one thread busy with a diff that runs to the end of its work budget (0.3 s or more).
     const occupied = t.app
       .get(DiffPool)
       .diff('someone else', unrelated.toString('utf8'), original.toString('utf8'));

@@ -18,7 +18,7 @@ import type { Violation } from '../plugin-validator';
 export { VERSION_NOT_FOUND };
 
 export const DIFF_BUSY = 'Diff is busy';
-/** A guess, as the validator's: one diff takes a tenth of a second at most, and the queue is short. */
+/** A guess, as the validator's: one diff takes 0.4 s at most, and the queue is short. */
 const BUSY_RETRY_AFTER_SECONDS = '5';
 
 /**
