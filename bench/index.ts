@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: the app against a bare node:http baseline and against the bcrypt limit,
  * the response time of generate/confirm_email for known and unknown addresses, then the
- * validator benchmark, then the catalogue at scale (bench/catalogue-scale.ts). Prints; writes
- * nothing into the repository.
+ * validator benchmark, then the catalogue at scale (bench/catalogue-scale.ts), then GET beside
+ * reviewers' diffs (bench/diffs-beside.ts). Prints; writes nothing into the repository.
  *
  * Environment (all optional):
  *   BENCH_DATABASE_URL  mysql://user:pass@host:3306/db: a database of its own; it is EMPTIED
@@ -33,6 +33,7 @@ import { BenchReport, ScenarioRow, scenarioTable, summaryLines } from './report'
 import { BENCH_PASSWORD, login, seed } from './seed';
 import { formatBenchTable, generatePlugin, runValidatorBench } from './validator.bench';
 import { CatalogueScaleReport, formatCatalogueScale, measureCatalogueScale } from './catalogue-scale';
+import { DiffsBesideReport, formatDiffsBeside, measureDiffsBeside } from './diffs-beside';
 
 const SESSIONS_PER_USER = 10;
 const APPROVED_PLUGINS = 200;
@@ -96,6 +97,19 @@ async function main(): Promise<void> {
       console.log(`\n${formatCatalogueScale(scale)}`);
       return scale;
     };
+    const diffsBeside = async (): Promise<DiffsBesideReport> => {
+      const diffsDir = join(workDir, 'diffs-beside');
+      if (databaseUrl) await emptyDatabase(databaseUrl);
+      const diffsConfig = benchConfig(diffsDir, databaseUrl, { BCRYPT_COST: String(bcryptCost) });
+      const diffs = await measureDiffsBeside(diffsConfig, { bcryptCost, progress });
+      console.log(`\nGET beside reviewers' diffs\n${formatDiffsBeside(diffs)}`);
+      return diffs;
+    };
+    if (only === 'diffs') {
+      const diffs = await diffsBeside();
+      if (jsonFile) writeFileSync(jsonFile, JSON.stringify({ database, diffsBeside: diffs }, null, 2) + '\n');
+      return;
+    }
     if (only === 'catalogue') {
       const scale = await catalogueScale();
       if (jsonFile)
@@ -103,7 +117,8 @@ async function main(): Promise<void> {
       return;
     }
     if (only !== undefined) {
-      if (only !== 'upload' && only !== 'login') throw new Error('--only takes upload, login or catalogue');
+      if (only !== 'upload' && only !== 'login')
+        throw new Error('--only takes upload, login, catalogue or diffs');
       await measureOnly(config, only, { database, duration, connections, bcrypt });
       return;
     }
@@ -146,10 +161,15 @@ async function main(): Promise<void> {
       console.log(formatBenchTable(validator));
     }
     const scale = process.argv.includes('--skip-catalogue-scale') ? null : await catalogueScale();
+    const diffs = process.argv.includes('--skip-diffs') ? null : await diffsBeside();
     if (jsonFile) {
       writeFileSync(
         jsonFile,
-        JSON.stringify({ ...report, confirmTiming, validator, catalogueScale: scale }, null, 2) + '\n',
+        JSON.stringify(
+          { ...report, confirmTiming, validator, catalogueScale: scale, diffsBeside: diffs },
+          null,
+          2,
+        ) + '\n',
       );
     }
 

@@ -70,7 +70,7 @@ import {
 } from './dto/plugin-lifecycle.dto';
 import { PluginManifestService } from './plugin-manifest.service';
 import { NOT_RATABLE, OWN_RATING, PluginRatingsService, STARS_INVALID } from './plugin-ratings.service';
-import { PluginVersionsService } from './plugin-versions.service';
+import { DIFF_BUSY, PluginVersionsService } from './plugin-versions.service';
 import { OwnPluginInterceptor } from './own-plugin.interceptor';
 import { CATALOGUE_SORTS } from './plugins.repository';
 import {
@@ -432,13 +432,14 @@ export class CommunityPluginsController {
     summary: "A version's source as a unified diff against the latest approved version before it (admins)",
     description:
       'With the validator findings that are new in it. Both files are read through their digest check. Serving ' +
-      'it records that this admin read the version (as `source/` does).',
+      'it records that this admin read the version (as `source/` does). Computed off the event loop, once per ' +
+      'pair of digests; 503 with `Retry-After` when the diff threads have no room for it.',
     data: VersionDiff,
     fails: {
       404: [PLUGIN_NOT_FOUND, VERSION_NOT_FOUND],
       409: [MODIFIED_ON_DISK],
       410: [FILE_MISSING],
-      503: [VALIDATOR_BUSY],
+      503: [VALIDATOR_BUSY, DIFF_BUSY],
     },
   })
   @ApiPluginId()

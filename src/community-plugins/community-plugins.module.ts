@@ -19,6 +19,9 @@ import { PluginRechecksRepository } from './plugin-rechecks.repository';
 import { ValidatorPool } from '../plugin-validator';
 import { UsersModule } from '../users/users.module';
 import { PluginTestRunRecordsModule } from '../plugin-test-runs/plugin-test-run-records.module';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { DiffPool } from './diff-pool';
 
 @Module({
   imports: [
@@ -49,6 +52,12 @@ import { PluginTestRunRecordsModule } from '../plugin-test-runs/plugin-test-run-
         const logger = new Logger('ValidatorPool');
         return new ValidatorPool({ warn: (message) => logger.warn(message) });
       },
+    },
+    {
+      provide: DiffPool,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) =>
+        new DiffPool({ threads: config.pluginDiffThreads, maxQueued: config.pluginDiffMaxQueued }),
     },
   ],
   // The test-runs read a version through the same digest check (src/plugin-test-runs).

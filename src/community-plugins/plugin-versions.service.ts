@@ -9,13 +9,37 @@ import type { PluginVersion } from './plugin-version.entity';
 import { PluginVersionsRepository } from './plugin-versions.repository';
 import { PluginsRepository } from './plugins.repository';
 import { sha256Hex } from './plugin-storage';
-import { unifiedDiff } from './unified-diff';
-import { ValidatorBusyError, ValidatorPool } from '../plugin-validator';
+import { withHeaders, type DiffHunks } from './unified-diff';
+import { DiffBusyError, DiffPool } from './diff-pool';
+import { DiffCache } from './diff-cache';
+import { Rule, ValidatorBusyError, ValidatorPool } from '../plugin-validator';
 import type { Violation } from '../plugin-validator';
 import { PluginTestRunsRepository } from '../plugin-test-runs/plugin-test-runs.repository';
 import { testRunMention } from '../plugin-test-runs/test-run-mention';
 
 export { VERSION_NOT_FOUND };
+
+export const DIFF_BUSY = 'Diff is busy';
+/** A guess, as the validator's: one diff takes 0.4 s at most, and the queue is short. */
+const BUSY_RETRY_AFTER_SECONDS = '5';
+
+/**
+ * What reviewers' diffs keep: the largest diff (two unrelated 256 KB files) is about 1 MB as a
+ * JavaScript string, so this holds dozens of those and thousands of ordinary ones, a review
+ * queue's worth.
+ */
+export const DIFF_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** A version's bytes, read through the digest check, and their sha256. */
+interface VersionBytes {
+  bytes: Buffer;
+  digest: string;
+}
+
+/** What a pair of versions' diff computes once: the hunks and the findings new in the later one. */
+interface PairDiff extends DiffHunks {
+  newFindings: Violation[];
+}
 
 /** What the versions of a plugin look like to their readers, and the reviewers' diff. */
 @Injectable()
@@ -27,7 +51,19 @@ export class PluginVersionsService {
     private readonly review: PluginReviewService,
     private readonly validator: ValidatorPool,
     private readonly testRuns: PluginTestRunsRepository,
+    private readonly diffs: DiffPool,
   ) {}
+
+  /**
+   * By the digests of the pair's bytes (as read, so a row without its digest has one too):
+   * versions are immutable and addressed by them, so a kept diff never goes stale. A verdict the
+   * validator could not give (`internal-error`) is not kept.
+   */
+  private readonly pairs = new DiffCache<PairDiff>(
+    DIFF_CACHE_BYTES,
+    (pair) => 2 * (pair.hunks.length + JSON.stringify(pair.newFindings).length),
+    (pair) => !pair.newFindings.some((finding) => finding.rule === Rule.internalError),
+  );
 
   /** Every version for the uploader and admins (admins also see the reviews), approved ones for everyone else. */
   async list(caller: AuthUser, id: number | null): Promise<VersionList> {
@@ -72,36 +108,73 @@ export class PluginVersionsService {
     const version = all.find((row) => row.version === versionText);
     if (!version) throw new ApiError(HttpStatus.NOT_FOUND, VERSION_NOT_FOUND);
     const base = all.find((row) => row.id < version.id && row.status === 'approved') ?? null;
+    // Both files through their digest check before anything is served, from the cache too.
     const source = await this.read(plugin, version);
     const baseSource = base ? await this.read(plugin, base) : Buffer.alloc(0);
-    const [findings, baseFindings] = await Promise.all([
-      this.findings(source),
-      base ? this.findings(baseSource) : Promise.resolve([]),
-    ]);
-    const known = new Set(baseFindings.map(findingKey));
-    await this.review.recordRead(reader, plugin.id, version, sha256Hex(source));
+    const digest = sha256Hex(source);
+    const baseDigest = base ? sha256Hex(baseSource) : null;
+    const pair = await this.pairs.get(`${baseDigest ?? 'none'}:${digest}`, () =>
+      this.computePair(
+        String(reader.id),
+        { bytes: source, digest },
+        baseDigest === null ? null : { bytes: baseSource, digest: baseDigest },
+      ),
+    );
+    await this.review.recordRead(reader, plugin.id, version, digest);
     return {
       plugin_id: plugin.id,
       version: version.version,
       sha256: version.sha256,
       base_version: base?.version ?? null,
       base_sha256: base?.sha256 ?? null,
-      diff: unifiedDiff(baseSource.toString('utf8'), source.toString('utf8'), {
+      diff: withHeaders(pair.hunks, {
         before: base ? `a/${plugin.name} ${base.version}` : '/dev/null',
         after: `b/${plugin.name} ${version.version}`,
       }),
-      new_findings: findings.filter((finding) => !known.has(findingKey(finding))),
+      approximate: pair.approximate,
+      new_findings: pair.newFindings,
       test_run: testRunMention(await this.testRuns.newest(plugin.id, version.version)),
     };
+  }
+
+  private async computePair(
+    reader: string,
+    source: VersionBytes,
+    base: VersionBytes | null,
+  ): Promise<PairDiff> {
+    const [hunks, findings, baseFindings] = await Promise.all([
+      this.hunks(reader, base?.bytes ?? Buffer.alloc(0), source.bytes),
+      this.findings(source),
+      base ? this.findings(base) : Promise.resolve([]),
+    ]);
+    const known = new Set(baseFindings.map(findingKey));
+    return { ...hunks, newFindings: findings.filter((finding) => !known.has(findingKey(finding))) };
+  }
+
+  private async hunks(reader: string, baseSource: Buffer, source: Buffer): Promise<DiffHunks> {
+    try {
+      return await this.diffs.diff(reader, baseSource.toString('utf8'), source.toString('utf8'));
+    } catch (error) {
+      if (error instanceof DiffBusyError)
+        throw new ApiError(HttpStatus.SERVICE_UNAVAILABLE, DIFF_BUSY, undefined, {
+          'Retry-After': BUSY_RETRY_AFTER_SECONDS,
+        });
+      throw error;
+    }
   }
 
   private read(plugin: Parameters<PluginReviewService['verifiedContent']>[0], version: PluginVersion) {
     return this.review.verifiedContent(plugin, version.filePath, version.sha256, HttpStatus.GONE);
   }
 
-  private async findings(source: Buffer): Promise<Violation[]> {
+  /**
+   * Queued under the file's digest, not under one name for every diff: a reviewer opening eight
+   * diffs at once (sixteen files) would otherwise pass the validator's cap per uploader and be
+   * told it is busy. The validator's whole queue still bounds them.
+   */
+  private async findings(file: VersionBytes): Promise<Violation[]> {
     try {
-      return (await this.validator.validate(source, 'diff')).violations;
+      return (await this.validator.validate(file.bytes, `diff ${file.digest}`)).violations;
     } catch (error) {
       if (error instanceof ValidatorBusyError)
         throw new ApiError(HttpStatus.SERVICE_UNAVAILABLE, 'Validator is busy', undefined, {

@@ -1,6 +1,6 @@
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from './app-config';
 
@@ -27,6 +27,8 @@ describe('loadConfig', () => {
       pluginUploadMaxSize: 262144,
       pluginUploadsPerHour: 30,
       pluginMaxPendingPerUser: 10,
+      pluginDiffThreads: Math.max(1, Math.min(4, availableParallelism())),
+      pluginDiffMaxQueued: 32,
       pluginDirMinFreeBytes: 64 * 1024 * 1024,
       pluginReconcileIntervalSeconds: 600,
       pluginFileGraceSeconds: 300,
@@ -90,6 +92,12 @@ describe('loadConfig', () => {
     ],
     ['EMAIL_PATTERN', '([', 'Invalid environment: EMAIL_PATTERN must be a valid regular expression'],
     ['BCRYPT_COST', '40', 'Invalid environment: BCRYPT_COST must be an integer from 4 to 15'],
+    ['PLUGIN_DIFF_THREADS', '0', 'Invalid environment: PLUGIN_DIFF_THREADS must be an integer from 1 to 64'],
+    [
+      'PLUGIN_DIFF_MAX_QUEUED',
+      '-1',
+      'Invalid environment: PLUGIN_DIFF_MAX_QUEUED must be an integer from 0 to 10000',
+    ],
     [
       'DATABASE_QUERY_TIMEOUT_SECONDS',
       '0',

@@ -1,6 +1,7 @@
 import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 
 export type JwtAlgorithm = 'HS256' | 'HS384' | 'HS512';
@@ -62,6 +63,10 @@ export interface AppConfig {
   pluginUploadsPerHour: number;
   /** Plugins one user may have waiting for review. */
   pluginMaxPendingPerUser: number;
+  /** Threads that compute reviewers' diffs off the event loop. */
+  pluginDiffThreads: number;
+  /** Diffs that may wait for a thread; past it a diff answers 503 with Retry-After. */
+  pluginDiffMaxQueued: number;
   /** Below this many free bytes in the plugin directory, readiness reports it down. */
   pluginDirMinFreeBytes: number;
   /** How often plugin files and rows are reconciled after the one at start-up; 0: only at start-up. */
@@ -453,6 +458,10 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
     pluginUploadMaxSize: read(() => integer(env, 'PLUGIN_UPLOAD_MAX_SIZE', 262_144, 1, 16 * 1024 * 1024)),
     pluginUploadsPerHour: read(() => integer(env, 'PLUGIN_UPLOADS_PER_HOUR', 30, 1, 1_000_000)),
     pluginMaxPendingPerUser: read(() => integer(env, 'PLUGIN_MAX_PENDING_PER_USER', 10, 1, 1_000_000)),
+    pluginDiffThreads: read(() =>
+      integer(env, 'PLUGIN_DIFF_THREADS', Math.max(1, Math.min(4, availableParallelism())), 1, 64),
+    ),
+    pluginDiffMaxQueued: read(() => integer(env, 'PLUGIN_DIFF_MAX_QUEUED', 32, 0, 10_000)),
     pluginDirMinFreeBytes: read(() =>
       integer(env, 'PLUGIN_DIR_MIN_FREE_BYTES', 64 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
     ),

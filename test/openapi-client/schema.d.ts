@@ -612,7 +612,7 @@ export interface paths {
         };
         /**
          * A version's source as a unified diff against the latest approved version before it (admins)
-         * @description With the validator findings that are new in it. Both files are read through their digest check. Serving it records that this admin read the version (as `source/` does).
+         * @description With the validator findings that are new in it. Both files are read through their digest check. Serving it records that this admin read the version (as `source/` does). Computed off the event loop, once per pair of digests; 503 with `Retry-After` when the diff threads have no room for it.
          */
         get: operations["CommunityPluginsController_diff"];
         put?: never;
@@ -1150,6 +1150,8 @@ export interface components {
             base_sha256: string | null;
             /** @description Unified diff (3 lines of context); empty when the sources are equal */
             diff: string;
+            /** @description True when the diff is not a shortest one: a stretch too costly to compare line by line is shown as all removed, then all added (the diff is still correct) */
+            approximate: boolean;
             /** @description Validator findings of this version that the base version does not have */
             new_findings: components["schemas"]["FindingView"][];
             /** @description The newest test-run of this version, if any (its report: `GET .../test-run/`) */
@@ -5105,7 +5107,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Validator is busy`; `Service unavailable` (the database does not answer) */
+            /** @description `Validator is busy`, `Diff is busy`; `Service unavailable` (the database does not answer) */
             503: {
                 headers: {
                     [name: string]: unknown;

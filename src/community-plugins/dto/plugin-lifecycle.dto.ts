@@ -110,6 +110,13 @@ export class VersionDiff {
   diff!: string;
 
   @ApiProperty({
+    description:
+      'True when the diff is not a shortest one: a stretch too costly to compare line by line is shown ' +
+      'as all removed, then all added (the diff is still correct)',
+  })
+  approximate!: boolean;
+
+  @ApiProperty({
     type: [FindingView],
     description: 'Validator findings of this version that the base version does not have',
   })
