@@ -146,13 +146,15 @@ describe('reviewers diff large versions off the event loop', () => {
 
   it('answers 503 with Retry-After while the diff threads have no room, and the diff once they have', async () => {
     const id = await pluginWithUpdateOf('Long waiting', scattered, original);
-    // The one thread busy with a diff that runs to the end of its work budget (0.3 s or more).
+    // The one thread's turn held by another reader until this test lets it go: no timing.
+    let release!: () => void;
     const occupied = t.app
       .get(DiffPool)
-      .diff('someone else', unrelated.toString('utf8'), original.toString('utf8'));
+      ['queue'].run('someone else', () => new Promise<void>((done) => (release = done)));
     const busy = await get(`${id}/versions/1.1.0/diff/`).expect(503);
     expect(busy.body).toEqual(fail('Diff is busy'));
     expect(busy.headers['retry-after']).toBe('5');
+    release();
     await occupied;
     expect(dataOf(await get(`${id}/versions/1.1.0/diff/`).expect(200))).toMatchObject({
       version: '1.1.0',
