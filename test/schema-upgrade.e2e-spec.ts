@@ -177,10 +177,11 @@ describe('schema upgrade at start-up', () => {
     // An install from before: the plugin table in its old shape, holding rows, recorded as
     // migrated or not at all, and a users table from before admins existed.
     const runner = t.dataSource.createQueryRunner();
-    // The lifecycle tables (versions, ratings, the audit log), the re-checks and the catalogue's
-    // search and tag index did not exist yet either (and MariaDB drops no table another one's
+    // The lifecycle tables (versions, ratings, the audit log), the re-checks, the catalogue's
+    // search and tag index and the test-runs did not exist yet either (and MariaDB drops no table another one's
     // foreign key names).
     for (const table of [
+      'plugin_test_runs',
       'plugin_version_reads',
       'plugin_rechecks',
       'plugin_version_approvals',
@@ -201,6 +202,7 @@ describe('schema upgrade at start-up', () => {
       'CatalogueSearchIndex1763694000000',
       'CatalogueSearchRuns1763699400000',
       'PluginVersionReads1763701000000',
+      'CreatePluginTestRuns1763703000000',
     ]) {
       await t.dataSource.query('DELETE FROM migrations WHERE name = ?', [migration]);
     }
