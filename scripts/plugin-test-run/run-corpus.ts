@@ -81,7 +81,7 @@ async function main(): Promise<void> {
   const statuses = new Map<string, number>();
   const effects: string[] = [];
   const flaggedRuns: string[] = [];
-  let importStops = 0;
+  const importStops: string[] = [];
   let total = 0;
   const started = Date.now();
   for (const file of dirs.flatMap(plugins)) {
@@ -91,7 +91,8 @@ async function main(): Promise<void> {
     statuses.set(key, (statuses.get(key) ?? 0) + 1);
     const flagged = [...new Set(report.events.filter((event) => event.flagged).map((event) => event.event))];
     if (flagged.length > 0) flaggedRuns.push(`${file}: ${flagged.join(', ')}`);
-    if (/\b(ModuleNotFoundError|ImportError)\b/.test(report.exception ?? '')) importStops += 1;
+    const stop = /\b(ModuleNotFoundError|ImportError): .*/.exec(report.exception ?? '');
+    if (stop) importStops.push(`${file}: ${stop[0]}`);
     if (JSON.stringify(report).includes(CANARY)) effects.push(`${file}: the canary is in its report`);
     for (const entry of snapshot()) {
       if (!before.has(entry)) {
@@ -102,11 +103,12 @@ async function main(): Promise<void> {
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   process.stdout.write(
-    `${total} plugins run in ${seconds} s; ${total - importStops} ran past their imports, ` +
-      `${importStops} stopped at one; ${flaggedRuns.length} with flagged events\n`,
+    `${total} plugins run in ${seconds} s; ${total - importStops.length} ran past their imports, ` +
+      `${importStops.length} stopped at one; ${flaggedRuns.length} with flagged events\n`,
   );
   for (const [status, count] of [...statuses].sort()) process.stdout.write(`  ${status}: ${count}\n`);
   for (const run of flaggedRuns) process.stdout.write(`FLAGGED ${run}\n`);
+  for (const run of importStops) process.stdout.write(`IMPORT STOP ${run}\n`);
   for (const effect of effects) process.stdout.write(`HOST EFFECT ${effect}\n`);
   process.stdout.write(`${effects.length} host effect(s)\n`);
   if (effects.length > 0) process.exitCode = 1;
