@@ -171,6 +171,11 @@ def run(PluginInfo):
       args: ["'owtf.plugin.helper'", 'None'],
       flagged: false,
     });
+    expect(report.events).toContainEqual({
+      event: 'owtf.command',
+      args: ["'CommandDump'", "['owtf-stand-in']", 'False'],
+      flagged: false,
+    });
   });
 
   it('runs a hostile plugin past its framework calls to its payload, names each action, flagged, and keeps it off the host', async () => {
@@ -215,6 +220,10 @@ def run(PluginInfo):
     ]);
     expect(flaggedNamed(events, 'socket.connect')[0]?.args[1]).toBe(`('127.0.0.1', ${port})`);
     expect(flaggedNamed(events, 'subprocess.Popen')[0]?.args[1]).toBe(`['touch', '${touched}']`);
+    // The framework would run the plugin's own command in a shell: named and flagged too.
+    expect(flaggedNamed(events, 'owtf.command').map((event) => event.args)).toEqual([
+      ["'CommandDump'", "['id']", 'True'],
+    ]);
   });
 
   it('marks a line the plugin writes to the report channel itself as forged', async () => {

@@ -13,6 +13,12 @@ exec, no compile), and answer a few framework helpers with the types plugins bui
 `plugin_helper.<any>(...)` a list of one output dict (as the framework's helpers return),
 `get_resources(...)` a list of (name, value) pairs, `get_val(...)` a string,
 `plugin_params.get_args(...)` one set of arguments. Generic, not per plugin.
+
+The framework runs the commands given to `plugin_helper.CommandDump` (its resource list's
+(name, command) pairs) and `RunCommand` in a shell: the stand-in runs none, and raises the audit
+event `owtf.command` (helper, commands, whether the plugin supplied one itself) for the runner to
+record. A command the plugin supplied (anything but the stand-in's own resource text, which in
+the framework is its configured resource) is what a reviewer must look at.
 """
 
 import importlib.machinery
@@ -43,8 +49,44 @@ class Text(str):
         return 0.0
 
 
+# The helpers that run commands in the framework: where their command (or resource list) is.
+COMMAND_HELPERS = {"CommandDump": (2, "ResourceList", True), "RunCommand": (0, "Command", False)}
+MAX_COMMANDS = 32
+
+
+def _framework_text(value):
+    return type(value) is Text and str.__eq__(value, TEXT)
+
+
+def _shown(value):
+    return str.__str__(value) if isinstance(value, str) else "<%s>" % type(value).__name__
+
+
+def _audit_commands(kind, args, kwargs):
+    position, keyword, is_list = COMMAND_HELPERS[kind]
+    value = args[position] if len(args) > position else kwargs.get(keyword)
+    entries = []
+    if is_list:
+        try:
+            for entry in value:
+                if len(entries) >= MAX_COMMANDS:
+                    break
+                if isinstance(entry, (tuple, list)) and len(entry) >= 2:
+                    entries.append(entry[1])
+                else:
+                    entries.append(entry)
+        except TypeError:
+            entries.append(value)
+    else:
+        entries.append(value)
+    supplied = any(not _framework_text(entry) for entry in entries)
+    sys.audit("owtf.command", kind, [_shown(entry) for entry in entries], supplied)
+
+
 def _output(kind):
     def helper(*args, **kwargs):
+        if kind in COMMAND_HELPERS:
+            _audit_commands(kind, args, kwargs)
         return [{"type": kind, "output": {}}]
 
     helper.__name__ = kind

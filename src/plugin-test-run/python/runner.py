@@ -197,6 +197,10 @@ def _flagged(event, args, frame):
     """What a reviewer must look at."""
     if event in IMPORT_TIME_QUIET and _during_library_import(frame):
         return False
+    if event == "owtf.command":
+        # The stand-in framework's CommandDump or RunCommand (owtf_stand_in.py): flagged when the
+        # plugin supplied a command of its own, which the framework would run in a shell.
+        return len(args) < 3 or args[2] is not False
     if event in SPAWNS or event in NETWORK or event in INTROSPECTION:
         return True
     if event.startswith("ctypes.") or event.startswith("os.exec") or event.startswith("winreg."):
