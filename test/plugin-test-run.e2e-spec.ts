@@ -1,12 +1,21 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { PluginTestRun } from '../src/plugin-test-runs/plugin-test-run.entity';
+import { INTERRUPTED } from '../src/plugin-test-runs/plugin-test-runs.service';
 import { expectFail, fail } from './helpers/envelopes';
-import { benignPlugin, type SignedInUser, signUpAs, upload, validFields } from './helpers/marketplace';
+import {
+  benignPlugin,
+  databaseUrlOf,
+  type SignedInUser,
+  signUpAs,
+  upload,
+  validFields,
+} from './helpers/marketplace';
 import { bwrapLack, bwrapPath, describeNeeding } from './helpers/prerequisites';
 import { SmtpSink } from './helpers/smtp-sink';
 import { runSvcAdmin } from './helpers/svc-admin';
-import { createTestApp, type TestApp, TEST_JWT_SECRET } from './helpers/test-app';
+import { bootApp, createTestApp, type TestApp, TEST_JWT_SECRET } from './helpers/test-app';
 
 jest.setTimeout(120_000);
 
@@ -264,5 +273,66 @@ describe('svc-admin plugins test-run <file>', () => {
       stdout: '',
       stderr: `${UNAVAILABLE}\n`,
     });
+  });
+});
+
+describe('test-runs a stopped server left queued or running (no jail needed)', () => {
+  const smtp = new SmtpSink();
+  let t: TestApp;
+
+  beforeAll(() => smtp.start());
+  afterAll(async () => {
+    await t?.close();
+    await smtp.stop();
+  });
+
+  it("are marked failed at the next start with the reason; a young running one, maybe another replica's, is left alone", async () => {
+    const env = {
+      PLUGIN_TEST_RUN_BWRAP: NO_BWRAP,
+      PLUGIN_TEST_RUN_WALL_SECONDS: '30',
+      PLUGIN_TEST_RUN_QUEUE: '2',
+    };
+    const started = await appWithPlugins(smtp, env, [
+      ['stale-run', benignPlugin('Stale')],
+      ['young-run', benignPlugin('Young')],
+      ['stale-queued', benignPlugin('Queued')],
+    ]);
+    t = started.t;
+    const { boss } = started;
+    const [stale, young, queued] = started.plugins;
+    // The longest a run lives on a live server here: (2 + 1) x 30 s + 60 s = 150 s.
+    const now = Date.now();
+    const row = (pluginId: number, status: 'queued' | 'running', ageMs: number) => ({
+      pluginId,
+      version: '1.0.0',
+      sha256: '0'.repeat(64),
+      status,
+      requestedByUserId: boss.id,
+      report: null,
+      createdAt: new Date(now - ageMs),
+      finishedAt: null,
+    });
+    await t.dataSource
+      .getRepository(PluginTestRun)
+      .save([
+        row(stale, 'running', 155_000),
+        row(young, 'running', 60_000),
+        row(queued, 'queued', 3_600_000),
+      ]);
+
+    const databaseUrl = databaseUrlOf(t);
+    const dataDir = dirname(t.config.communityPluginDir);
+    await t.close();
+    t = await bootApp({ databaseUrl, dataDir, smtp, env: { SVC_ADMIN_EMAILS: 'boss@example.com', ...env } });
+
+    const view = async (id: number) =>
+      dataOf(
+        await t.http().get(testRunPath(id, '1.0.0')).set('Authorization', `Bearer ${boss.token}`).expect(200),
+      );
+    for (const id of [stale, queued]) {
+      expect(await view(id)).toMatchObject({ status: 'failed', exception: INTERRUPTED, events: [] });
+      expect((await view(id)).finished_at).not.toBeNull();
+    }
+    expect(await view(young)).toMatchObject({ status: 'running', exception: null, finished_at: null });
   });
 });

@@ -10,8 +10,9 @@
  *
  * A host effect is a new `PWNED*` or `.pth` entry in the working directory, $HOME, the temporary
  * directory or the interpreter's site directories, or this process's canary variable seen in a
- * report. Prints the statuses, the runs with flagged events and every host effect; exits 1 on
- * any host effect or a run that made no report.
+ * report. Prints the statuses, how many runs stopped at an import (ImportError), the runs with
+ * flagged events (each with its flagged event names) and every host effect; exits 1 on any host
+ * effect or a run that made no report.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -79,7 +80,8 @@ async function main(): Promise<void> {
   const before = snapshot();
   const statuses = new Map<string, number>();
   const effects: string[] = [];
-  let flaggedRuns = 0;
+  const flaggedRuns: string[] = [];
+  const importStops: string[] = [];
   let total = 0;
   const started = Date.now();
   for (const file of dirs.flatMap(plugins)) {
@@ -87,7 +89,10 @@ async function main(): Promise<void> {
     const report = await runPlugin(readFileSync(file), settings);
     const key = report.limit ? `${report.status} (${report.limit})` : report.status;
     statuses.set(key, (statuses.get(key) ?? 0) + 1);
-    if (report.events.some((event) => event.flagged)) flaggedRuns += 1;
+    const flagged = [...new Set(report.events.filter((event) => event.flagged).map((event) => event.event))];
+    if (flagged.length > 0) flaggedRuns.push(`${file}: ${flagged.join(', ')}`);
+    const stop = /\b(ModuleNotFoundError|ImportError): .*/.exec(report.exception ?? '');
+    if (stop) importStops.push(`${file}: ${stop[0]}`);
     if (JSON.stringify(report).includes(CANARY)) effects.push(`${file}: the canary is in its report`);
     for (const entry of snapshot()) {
       if (!before.has(entry)) {
@@ -97,8 +102,13 @@ async function main(): Promise<void> {
     }
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  process.stdout.write(`${total} plugins run in ${seconds} s; ${flaggedRuns} with flagged events\n`);
+  process.stdout.write(
+    `${total} plugins run in ${seconds} s; ${total - importStops.length} ran past their imports, ` +
+      `${importStops.length} stopped at one; ${flaggedRuns.length} with flagged events\n`,
+  );
   for (const [status, count] of [...statuses].sort()) process.stdout.write(`  ${status}: ${count}\n`);
+  for (const run of flaggedRuns) process.stdout.write(`FLAGGED ${run}\n`);
+  for (const run of importStops) process.stdout.write(`IMPORT STOP ${run}\n`);
   for (const effect of effects) process.stdout.write(`HOST EFFECT ${effect}\n`);
   process.stdout.write(`${effects.length} host effect(s)\n`);
   if (effects.length > 0) process.exitCode = 1;

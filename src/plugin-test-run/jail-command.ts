@@ -14,6 +14,20 @@ export const PLUGIN_FD = 4;
  * under a root server) cannot read the checkout.
  */
 export const SCRIPT_FD = 5;
+/** The first of the descriptors a script's companions (COMPANIONS) come in on, one each, in order. */
+export const COMPANION_FD = 6;
+/**
+ * Files of PYTHON_DIR a script reads beside itself, bound read-only at /runner/<name> the same
+ * way (by a pipe, no install path bound): the runner's stand-in for the framework's package.
+ */
+export const COMPANIONS: Readonly<Record<string, readonly string[]>> = {
+  'runner.py': ['owtf_stand_in.py'],
+};
+
+/** The companions of a script, each with the descriptor it comes in on. */
+export function companionsOf(script: string): { name: string; fd: number }[] {
+  return (COMPANIONS[script] ?? []).map((name, index) => ({ name, fd: COMPANION_FD + index }));
+}
 
 /** The top-level names that are symlinks into /usr on a merged-/usr system, or directories on others. */
 const ROOT_LINKS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
@@ -91,6 +105,13 @@ export function jailArguments(
     '--ro-bind-data',
     String(SCRIPT_FD),
     `/runner/${script}`,
+    ...companionsOf(script).flatMap(({ name, fd }) => [
+      '--perms',
+      '0444',
+      '--ro-bind-data',
+      String(fd),
+      `/runner/${name}`,
+    ]),
     ...(withPlugin ? ['--perms', '0444', '--ro-bind-data', String(PLUGIN_FD), '/plugin/plugin.py'] : []),
     '--chdir',
     '/work',

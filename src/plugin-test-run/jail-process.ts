@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { jailArguments, PYTHON_DIR } from './jail-command';
+import { companionsOf, jailArguments, PYTHON_DIR } from './jail-command';
 import type { JailSettings } from './types';
 
 /**
@@ -67,8 +67,20 @@ export interface JailStart {
 export function startJail(settings: JailSettings, start: JailStart): Promise<JailProcess> {
   const args = jailArguments(settings, start.script, start.scriptArgs, start.plugin !== undefined);
   const script = readFileSync(path.join(PYTHON_DIR, start.script));
+  const companions = companionsOf(start.script).map(({ name, fd }) => ({
+    fd,
+    bytes: readFileSync(path.join(PYTHON_DIR, name)),
+  }));
   const child = spawn(settings.bwrapPath, args, {
-    stdio: ['pipe', 'pipe', 'pipe', 'pipe', start.plugin !== undefined ? 'pipe' : 'ignore', 'pipe'],
+    stdio: [
+      'pipe',
+      'pipe',
+      'pipe',
+      'pipe',
+      start.plugin !== undefined ? 'pipe' : 'ignore',
+      'pipe',
+      ...companions.map(() => 'pipe' as const),
+    ],
     detached: true,
     // bwrap changes to /work inside; outside it needs no directory of the server's.
     cwd: '/',
@@ -103,6 +115,11 @@ export function startJail(settings: JailSettings, start: JailStart): Promise<Jai
       const scriptPipe = (child.stdio as unknown as Writable[])[5];
       scriptPipe.on('error', () => undefined);
       scriptPipe.end(script);
+      for (const companion of companions) {
+        const pipe = (child.stdio as unknown as Writable[])[companion.fd];
+        pipe.on('error', () => undefined);
+        pipe.end(companion.bytes);
+      }
       if (start.plugin !== undefined) {
         const pluginPipe = child.stdio[4] as Writable;
         pluginPipe.on('error', () => undefined);

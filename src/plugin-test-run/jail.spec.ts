@@ -135,6 +135,97 @@ def run(PluginInfo):
     expect(flaggedNamed(events, 'exec')).toHaveLength(1);
   });
 
+  it('runs an ordinary framework plugin past its owtf imports to done, its imports listed, nothing flagged', async () => {
+    const report = await runPlugin(
+      plugin(`
+from owtf.config import config_handler
+from owtf.managers.resource import get_resources
+from owtf.managers.target import target_manager
+from owtf.plugin.helper import plugin_helper
+from owtf.plugin.params import plugin_params
+
+def run(PluginInfo):
+    url = "{}/robots.txt".format(target_manager.get_val("top_url"))
+    title = "Timeout: " + config_handler.get_val("TIMEOUT")
+    content = plugin_helper.HtmlString(title)
+    for name, value in get_resources("PassiveSearchEngines"):
+        print("resource", type(name).__name__, type(value).__name__)
+    for args in plugin_params.get_args({"Mandatory": {"RHOST": "host"}, "Optional": {}}, PluginInfo):
+        print("args", sorted(args))
+    content += plugin_helper.CommandDump("Test Command", "Output", get_resources("X"), PluginInfo, "")
+    with config_handler.anything.at.all()[0] as handle:
+        handle["key"] = 1
+    print(url.endswith("/robots.txt"), len(content))
+    return content
+`),
+      settings(),
+    );
+    expect(report).toMatchObject({ status: 'done', limit: null, exception: null });
+    expect(report.stdout).toBe("resource Text Text\nargs ['RHOST']\nTrue 2\n");
+    expect(report.return_value).toBe(
+      "[{'type': 'HtmlString', 'output': {}}, {'type': 'CommandDump', 'output': {}}]",
+    );
+    expect(report.events.filter((event) => event.flagged)).toEqual([]);
+    expect(report.events).toContainEqual({
+      event: 'import',
+      args: ["'owtf.plugin.helper'", 'None'],
+      flagged: false,
+    });
+    expect(report.events).toContainEqual({
+      event: 'owtf.command',
+      args: ["'CommandDump'", "['owtf-stand-in']", 'False'],
+      flagged: false,
+    });
+  });
+
+  it('runs a hostile plugin past its framework calls to its payload, names each action, flagged, and keeps it off the host', async () => {
+    const marker = path.join(hostDir, 'after-framework');
+    const touched = path.join(hostDir, 'after-framework-spawn');
+    const before = connections;
+    const report = await runPlugin(
+      plugin(`
+import socket, subprocess
+from owtf.plugin.helper import plugin_helper
+from owtf.requester.base import requester
+
+def run(PluginInfo):
+    output = plugin_helper.CommandDump("Test Command", "Output", [("x", "id")], PluginInfo, "")
+    transaction = requester.get_transaction(True, "http://target/robots.txt", "GET")
+    if transaction is not None and transaction.found:
+        for attempt in (
+            lambda: open(${JSON.stringify(marker)}, "w").write("escaped"),
+            lambda: socket.create_connection(("127.0.0.1", ${port}), timeout=2),
+            lambda: subprocess.run(["touch", ${JSON.stringify(touched)}]),
+        ):
+            try:
+                attempt()
+            except Exception as error:
+                print(type(error).__name__)
+    return output
+`),
+      settings(),
+    );
+    expect(report).toMatchObject({ status: 'done', exception: null });
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(touched)).toBe(false);
+    expect(connections).toBe(before);
+    const events = report.events;
+    expect(events).toContainEqual({
+      event: 'import',
+      args: ["'owtf.requester.base'", 'None'],
+      flagged: false,
+    });
+    expect(flaggedNamed(events, 'open').map((event) => event.args[0])).toEqual([
+      JSON.stringify(marker).replace(/"/g, "'"),
+    ]);
+    expect(flaggedNamed(events, 'socket.connect')[0]?.args[1]).toBe(`('127.0.0.1', ${port})`);
+    expect(flaggedNamed(events, 'subprocess.Popen')[0]?.args[1]).toBe(`['touch', '${touched}']`);
+    // The framework would run the plugin's own command in a shell: named and flagged too.
+    expect(flaggedNamed(events, 'owtf.command').map((event) => event.args)).toEqual([
+      ["'CommandDump'", "['id']", 'True'],
+    ]);
+  });
+
   it('marks a line the plugin writes to the report channel itself as forged', async () => {
     const report = await runPlugin(
       plugin(`

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { EntityManager, Repository } from 'typeorm';
+import { type EntityManager, In, LessThan, type Repository } from 'typeorm';
 import type { TestRunStatus } from '../plugin-test-run';
 import { PluginTestRun } from './plugin-test-run.entity';
 
@@ -18,6 +18,19 @@ export class PluginTestRunsRepository {
     ended?: { report: string; finishedAt: Date },
   ): Promise<void> {
     await this.runs.update({ id }, { status, ...(ended ?? {}) });
+  }
+
+  /**
+   * Marks failed, with `report`, every run still `queued` or `running` that was admitted before
+   * `before`: runs no live server can still hold (see PluginTestRunsService.failInterrupted).
+   * Returns how many.
+   */
+  async failAdmittedBefore(before: Date, report: string, finishedAt: Date): Promise<number> {
+    const result = await this.runs.update(
+      { status: In(['queued', 'running']), createdAt: LessThan(before) },
+      { status: 'failed', report, finishedAt },
+    );
+    return result.affected ?? 0;
   }
 
   /** The newest run of a version (the one a reviewer reads). */

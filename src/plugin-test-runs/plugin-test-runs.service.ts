@@ -1,8 +1,15 @@
-import { HttpStatus, Injectable, Logger } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  HttpStatus,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { AuditLog } from '../audit/audit-log.service';
 import type { AuthUser } from '../common/decorators';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
+import { StartupWork } from '../common/startup-work';
 import { findPluginOr404 } from '../community-plugins/plugin-lookup';
 import { PluginReviewService, VERSION_NOT_FOUND } from '../community-plugins/plugin-review.service';
 import { sha256Hex } from '../community-plugins/plugin-storage';
@@ -25,15 +32,24 @@ export const TEST_RUN_QUEUE_FULL = 'Test-run queue is full';
 export const NO_TEST_RUN = 'This version has no test-run';
 /** A run takes seconds: a refused one is worth asking again after about one. */
 const RETRY_AFTER_SECONDS = '10';
+/** The reason a run left `queued` or `running` by a server that stopped is marked failed with. */
+export const INTERRUPTED = 'interrupted: the server stopped before the run ended';
+/** Beyond the longest a run can live on a live server: the database, the spawn and the report's write. */
+const INTERRUPTED_MARGIN_MS = 60_000;
+/** How often every server looks for runs a stopped one left behind, after its start-up look. */
+const INTERRUPTED_SWEEP_MS = 60_000;
 
 /**
  * The reviewers' test-runs: a version's bytes, through their digest check, run in the jail off
  * the event loop (a child process), one per core; the newest report of each version is kept.
  */
 @Injectable()
-export class PluginTestRunsService {
+export class PluginTestRunsService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly queue: TestRunQueue;
   private readonly logger = new Logger('PluginTestRun');
+  /** The longest a run lives on a live server, from its admission (its row's created_at) to its end. */
+  private readonly lifetimeMs: number;
+  private sweep?: NodeJS.Timeout;
 
   constructor(
     private readonly plugins: PluginsRepository,
@@ -44,9 +60,65 @@ export class PluginTestRunsService {
     private readonly transactions: Transactions,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly startupWork: StartupWork,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.queue = new TestRunQueue(availableParallelism(), config.pluginTestRun.queueLength);
+    const { queueLength, wallSeconds } = config.pluginTestRun;
+    this.queue = new TestRunQueue(availableParallelism(), queueLength);
+    // A run waits behind at most queueLength others, each ended by its wall limit on at least
+    // one core, then runs until its own wall limit: every server of one install shares these
+    // settings, so a younger run may be another live server's.
+    this.lifetimeMs = (queueLength + 1) * wallSeconds * 1000 + INTERRUPTED_MARGIN_MS;
+  }
+
+  /**
+   * A run lives in its server's memory: a crash or a stop leaves its row `queued` or `running`.
+   * At start-up (before readiness), and every minute after on each server, a run admitted longer
+   * ago than any live server can hold one is marked failed with INTERRUPTED. A younger one is
+   * left alone, whoever's it is: it may be running on another replica sharing the database.
+   */
+  onApplicationBootstrap(): void {
+    this.startupWork.add('interrupted test-runs', async () => {
+      await this.failInterrupted();
+    });
+    this.startupWork.afterStart(() => {
+      this.sweep = setInterval(() => {
+        this.failInterrupted().catch((error: unknown) =>
+          this.logger.error(
+            `Marking interrupted test-runs failed: ${error instanceof Error ? error.message : String(error)}`,
+          ),
+        );
+      }, INTERRUPTED_SWEEP_MS);
+      this.sweep.unref();
+    });
+  }
+
+  beforeApplicationShutdown(): void {
+    clearInterval(this.sweep);
+  }
+
+  /** Marks failed the runs no live server can still hold; returns how many. */
+  async failInterrupted(): Promise<number> {
+    const now = this.clock.now();
+    // The shape of a report (toView reads it), with no measure: nothing of the run was kept.
+    const report = {
+      limit: null,
+      duration_ms: null,
+      peak_memory_bytes: null,
+      stdout: '',
+      stderr: '',
+      exception: INTERRUPTED,
+      return_value: null,
+      events: [],
+      events_dropped: 0,
+    };
+    const count = await this.runs.failAdmittedBefore(
+      new Date(now.getTime() - this.lifetimeMs),
+      JSON.stringify(report),
+      now,
+    );
+    if (count > 0) this.logger.warn(`${count} interrupted test-run(s) marked failed`);
+    return count;
   }
 
   async start(admin: AuthUser, id: number | null, versionText: string): Promise<TestRunStarted> {

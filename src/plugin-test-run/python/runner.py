@@ -4,6 +4,7 @@ Started by jail-run.ts as `python3 -I -S -B /runner/runner.py <settings JSON>` w
   fd 0  the run's token (one line), then end of file;
   fd 3  the report channel (a pipe to the parent);
   /plugin/plugin.py  the plugin's bytes, read-only;
+  /runner/owtf_stand_in.py  the stand-in for the framework's `owtf` package, read-only;
   /work  the empty working directory (tmpfs).
 
 Each event is written to the channel as it happens, so what a plugin did before it crashed,
@@ -28,6 +29,7 @@ import types
 SETTINGS = json.loads(sys.argv[1])
 WORK_DIR = "/work"
 PLUGIN_PATH = "/plugin/plugin.py"
+STAND_IN_PATH = "/runner/owtf_stand_in.py"
 CHANNEL_FD = 3
 # The interpreter's own files: reading them (every import does) is not worth a reviewer's look.
 LIBRARY_ROOTS = tuple(sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}))
@@ -195,6 +197,10 @@ def _flagged(event, args, frame):
     """What a reviewer must look at."""
     if event in IMPORT_TIME_QUIET and _during_library_import(frame):
         return False
+    if event == "owtf.command":
+        # The stand-in framework's CommandDump or RunCommand (owtf_stand_in.py): flagged when the
+        # plugin supplied a command of its own, which the framework would run in a shell.
+        return len(args) < 3 or args[2] is not False
     if event in SPAWNS or event in NETWORK or event in INTROSPECTION:
         return True
     if event.startswith("ctypes.") or event.startswith("os.exec") or event.startswith("winreg."):
@@ -321,6 +327,7 @@ def main():
 
     with open(PLUGIN_PATH, "rb") as plugin_file:
         source = plugin_file.read()
+    _install_stand_in()
     os.chdir(WORK_DIR)
     before_builtins = dict(vars(builtins))
     sys_names = ("path", "meta_path", "path_hooks", "excepthook", "displayhook", "modules", "stdout", "stderr")
@@ -367,6 +374,16 @@ def main():
     if sys_changed:
         send({"kind": "event", "event": "runner.sys-changed", "args": [_printable(sorted(set(sys_changed)))], "flagged": True})
     finish({"return_value": return_value, "exception": exception})
+
+
+def _install_stand_in():
+    """The framework's `owtf` package as stand-ins (owtf_stand_in.py), installed before recording starts."""
+    with open(STAND_IN_PATH, "rb") as stand_in_file:
+        stand_in_source = stand_in_file.read()
+    stand_in = types.ModuleType("_owtf_stand_in")
+    stand_in.__file__ = STAND_IN_PATH
+    exec(compile(stand_in_source, STAND_IN_PATH, "exec", dont_inherit=True), stand_in.__dict__)
+    stand_in.install()
 
 
 def _printable_result(value):
