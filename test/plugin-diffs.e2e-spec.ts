@@ -148,9 +148,8 @@ describe('reviewers diff large versions off the event loop', () => {
     const id = await pluginWithUpdateOf('Long waiting', scattered, original);
     // The one thread's turn held by another reader until this test lets it go: no timing.
     let release!: () => void;
-    const occupied = t.app
-      .get(DiffPool)
-      ['queue'].run('someone else', () => new Promise<void>((done) => (release = done)));
+    const turns = t.app.get(DiffPool)['queue'];
+    const occupied = turns.run('someone else', () => new Promise<void>((done) => (release = done)));
     const busy = await get(`${id}/versions/1.1.0/diff/`).expect(503);
     expect(busy.body).toEqual(fail('Diff is busy'));
     expect(busy.headers['retry-after']).toBe('5');

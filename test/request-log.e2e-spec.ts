@@ -71,7 +71,9 @@ describe('logging (a real process at info level)', () => {
     expect(info[0].msg).toMatch(
       new RegExp(`^svc-api listening on http://127\\.0\\.0\\.1:${port} \\(SQLite `),
     );
-    expect(info[1].msg).toMatch(/^Start-up work done \(plugin rows\) \d+ ms after listening$/);
+    expect(info[1].msg).toMatch(
+      /^Start-up work done \(plugin rows, interrupted test-runs\) \d+ ms after listening$/,
+    );
     expect(api.stdout()).not.toContain('Mapped {');
   });
 
