@@ -24,6 +24,7 @@ export const Rule = {
   missingRun: 'missing-run',
   tooLarge: 'too-large',
   tooDeep: 'too-deep',
+  analysisTooSlow: 'analysis-too-slow',
   internalError: 'internal-error',
 } as const;
 

@@ -15,6 +15,7 @@ import ast
 import base64
 import json
 import re
+import signal
 import string
 import symtable
 import sys
@@ -34,6 +35,10 @@ MAX_SOURCE_BYTES = 1024 * 1024
 MAX_SOURCE_LINES = 20_000
 MAX_NESTING_DEPTH = 100
 MAX_REPORTED_VIOLATIONS = 1_000
+# The analyser's own CPU budget for one plugin when the request names none (the pool sends
+# ANALYSIS_BUDGET_MS): past it the plugin is refused with `analysis-too-slow`, and the worker
+# answers and takes the next plugin instead of being killed by the pool's timeout.
+DEFAULT_BUDGET_S = 2.0
 
 FORBIDDEN_MODULES = TABLES['forbidden_modules']
 MODULE_TABLES = TABLES['modules']
@@ -1914,9 +1919,35 @@ def assigned_names(statement):
 
 # --- entry points -----------------------------------------------------------------------------
 
-def analyse(raw):
-    """The violations for one plugin's bytes, sorted; never raises."""
+class AnalysisTooSlow(BaseException):
+    """Raised by the CPU-time alarm; a BaseException so that no `except Exception` of a rule hides it."""
+
+
+def out_of_time(signum, frame):
+    raise AnalysisTooSlow()
+
+
+def analyse(raw, budget_s=DEFAULT_BUDGET_S):
+    """The violations for one plugin's bytes, sorted; never raises.
+
+    The budget is CPU time (ITIMER_PROF: user and system time of this process), so a niced worker
+    on a busy machine is not refused for the time it waited for the CPU."""
     findings = Findings()
+    signal.signal(signal.SIGPROF, out_of_time)
+    signal.setitimer(signal.ITIMER_PROF, budget_s)
+    try:
+        try:
+            analyse_into(raw, findings)
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+    except AnalysisTooSlow:
+        findings.items = [(1, 0, 'analysis-too-slow', 'The analysis took more than its budget of %g s of CPU '
+                           'time; plugin rejected (split it into smaller files or simplify the repeated '
+                           'pattern)' % budget_s)]
+    return to_violations(findings, raw)
+
+
+def analyse_into(raw, findings):
     try:
         text = check_bytes(raw, findings)
         if text is not None:
@@ -1935,7 +1966,6 @@ def analyse(raw):
         findings.items = [(1, 0, 'too-deep', 'Nesting deeper than %d levels is not allowed' % MAX_NESTING_DEPTH)]
     except Exception:  # fail closed: no detail for the uploader
         findings.items = [(1, 0, 'internal-error', 'Validator failed internally; plugin rejected')]
-    return to_violations(findings, raw)
 
 
 def to_violations(findings, raw):
@@ -1995,7 +2025,9 @@ def serve():
             program_view = load_view().program_view
             answer = {'id': request['id'], 'views': [program_view(base64.b64decode(s)) for s in request['view']]}
         else:
-            answer = {'id': request['id'], 'violations': analyse(base64.b64decode(request['source']))}
+            budget_ms = request.get('budget_ms')
+            budget_s = budget_ms / 1000 if isinstance(budget_ms, (int, float)) and budget_ms > 0 else DEFAULT_BUDGET_S
+            answer = {'id': request['id'], 'violations': analyse(base64.b64decode(request['source']), budget_s)}
         out.write(json.dumps(answer) + '\n')
         out.flush()
 
