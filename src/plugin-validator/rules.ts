@@ -14,6 +14,7 @@ export const Rule = {
   formatString: 'format-string',
   moduleAttribute: 'module-attribute',
   openWrite: 'open-write',
+  fileRead: 'file-read',
   dangerousAttribute: 'dangerous-attribute',
   unsafeYamlLoad: 'unsafe-yaml-load',
   decodedCall: 'decoded-call',
