@@ -568,6 +568,9 @@ class ReadingRules:
         """Why the file name or URL `node` may be harmful, or None when it is proven harmless."""
         if depth > MAX_READ_DEPTH or scope is None:
             return 'it is built too indirectly to follow'
+        text = self.folded_text(node, scope, depth)
+        if text is not None:
+            return path_text_problem(text)
         parts = string_parts(node)
         if parts is not None:
             return self.parts_problem(parts, scope, depth, seen)
@@ -587,6 +590,34 @@ class ReadingRules:
             return ('PluginInfo may be changed by the plugin (a store into a container, |=, update(), '
                     "setdefault() or PluginInfo handed to a function), so its values are not the framework's")
         return 'it is a value whose text the analyser cannot know'
+
+    def folded_text(self, node, scope, depth):
+        """The one text a str constant, `+` or f-string of them, or a name bound only to such
+        values stands for; None when it may be anything else."""
+        if depth > MAX_READ_DEPTH or scope is None:
+            return None
+        if isinstance(node, ast.Name):
+            texts = set()
+            for meaning in self.meanings_when_bound(node.id, scope):
+                value = meaning.binding.value if meaning.binding is not None else None
+                if meaning.kind not in ('value', 'alias') or value is None:
+                    return None
+                text = self.folded_text(value, self.node_scope.get(id(value)), depth + 1)
+                if text is None:
+                    return None
+                texts.add(text)
+            return texts.pop() if len(texts) == 1 else None
+        parts = string_parts(node)
+        if parts is None:
+            return None
+        folded = []
+        for text, part in parts:
+            if text is None:
+                text = self.folded_text(part, scope, depth + 1)
+                if text is None:
+                    return None
+            folded.append(text)
+        return ''.join(folded)
 
     def parts_problem(self, parts, scope, depth, seen):
         if all(text is not None for text, _ in parts):
@@ -609,7 +640,8 @@ class ReadingRules:
         return self.read_problem(first_node, scope, depth + 1, seen)
 
     def name_read_problem(self, node, scope, depth, seen):
-        meanings = self.meanings(node.id, scope)
+        # Unbound, a name raises NameError instead of naming a file.
+        meanings = self.meanings_when_bound(node.id, scope)
         if not meanings:
             return "'%s' may hold any value" % node.id
         for meaning in meanings:
