@@ -567,6 +567,7 @@ class ReadingRules:
     def read_problem(self, node, scope, depth, seen):
         """Why the file name or URL `node` may be harmful, or None when it is proven harmless."""
         if depth > MAX_READ_DEPTH or scope is None:
+            self.read_cuts += 1
             return 'it is built too indirectly to follow'
         text = self.folded_text(node, scope, depth)
         if text is not None:
@@ -595,6 +596,7 @@ class ReadingRules:
         """The one text a str constant, `+` or f-string of them, or a name bound only to such
         values stands for; None when it may be anything else."""
         if depth > MAX_READ_DEPTH or scope is None:
+            self.read_cuts += 1
             return None
         if isinstance(node, ast.Name):
             texts = set()
@@ -669,11 +671,24 @@ class ReadingRules:
             made, self.node_scope.get(id(made)), depth + 1, seen) is None
 
     def param_read_problem(self, binding, name, depth, seen):
-        function = binding.node
-        key = (id(function), name)
+        """Why a parameter may name a harmful file, from every call of its function; kept per
+        parameter when no cycle or depth limit cut the search short (a helper called from
+        thousands of places, with hundreds of reads, was quadratic)."""
+        key = (id(binding.node), name)
+        if key in self.param_read_cache:
+            return self.param_read_cache[key]
         if key in seen:
+            self.read_cuts += 1
             return None  # a recursive call passes on what the outer calls passed
         seen.add(key)
+        cuts = self.read_cuts
+        problem = self.find_param_read_problem(binding, name, depth, seen)
+        if self.read_cuts == cuts:
+            self.param_read_cache[key] = problem
+        return problem
+
+    def find_param_read_problem(self, binding, name, depth, seen):
+        function = binding.node
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or binding.index is None or binding.index < 0:
             return "'%s' is a parameter the analyser cannot follow" % name
         if function.decorator_list:
@@ -862,6 +877,14 @@ class Analyser(ReadingRules):
         self.stored_attributes = None
         self.formatter_classes = {}
         self.ancestry_cache = {}
+        self.trusting_cache = {}
+        self.private_use_cache = {}
+        self.block_index = {}
+        self.guard_cache = {}
+        self.constant_texts_cache = {}
+        self.template_problems_cache = {}
+        self.param_read_cache = {}
+        self.read_cuts = 0
 
     # The first pass: parents, scopes and binding sites.
     def collect(self):
@@ -1590,14 +1613,37 @@ class Analyser(ReadingRules):
                     return method
             for field in ('body', 'orelse', 'finalbody'):
                 block = getattr(parent, field, None)
-                if isinstance(block, list) and child in block:
-                    for earlier in block[:block.index(child)]:
-                        if (isinstance(earlier, ast.If) and isinstance(earlier.test, ast.UnaryOp)
-                                and isinstance(earlier.test.op, ast.Not) and is_check(earlier.test.operand)
-                                and isinstance(earlier.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))):
+                if isinstance(block, list):
+                    position = self.position_in_block(block, child)
+                    if position is not None:
+                        guard = self.first_guard(block, value.id, method, is_check)
+                        if guard is not None and guard < position:
                             return method
             child, parent = parent, self.parent(parent)
         return None
+
+    def position_in_block(self, block, statement):
+        """The index of a statement in its block, from an index built once per block (a scan per
+        read was quadratic in a long method)."""
+        index = self.block_index.get(id(block))
+        if index is None:
+            index = self.block_index[id(block)] = {id(each): position for position, each in enumerate(block)}
+        return index.get(id(statement))
+
+    def first_guard(self, block, name, method, is_check):
+        """The index of the first `if not isinstance(name, C): return ...` of a block, or None; once
+        per block, name and class."""
+        key = (id(block), name, id(method))
+        if key not in self.guard_cache:
+            found = None
+            for position, earlier in enumerate(block):
+                if (isinstance(earlier, ast.If) and isinstance(earlier.test, ast.UnaryOp)
+                        and isinstance(earlier.test.op, ast.Not) and is_check(earlier.test.operand)
+                        and isinstance(earlier.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))):
+                    found = position
+                    break
+            self.guard_cache[key] = found
+        return self.guard_cache[key]
 
     def builds_instance_of(self, value, cls, scope):
         """`C(...)` (or `cls(...)` in C's classmethod) where C has no base from outside the plugin
@@ -1767,14 +1813,23 @@ class Analyser(ReadingRules):
         a def of that name that uses them, or anything else bound to that name in a class that has
         such a def (`g = f`, `p = property(f)`), in C or the plugin classes it derives from."""
         for owner in self.plugin_ancestry(cls):
-            trusting = [statement for statement in owner.body
-                        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
-                        and not self.is_static(statement) and not self.is_classmethod(statement)
-                        and self.uses_private_self(statement)]
+            trusting = self.trusting_methods(owner)
             for binding in self.scope_of[id(owner)].bindings.get(attr, []):
-                if binding.node in trusting if binding.kind == 'def' else trusting:
+                if id(binding.node) in trusting if binding.kind == 'def' else trusting:
                     return True
         return False
+
+    def trusting_methods(self, owner):
+        """The ids of the methods of a class body that trust self with private names, once per
+        class: `C.m` read a thousand times would walk every method a thousand times."""
+        found = self.trusting_cache.get(id(owner))
+        if found is None:
+            found = self.trusting_cache[id(owner)] = frozenset(
+                id(statement) for statement in owner.body
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and not self.is_static(statement) and not self.is_classmethod(statement)
+                and self.uses_private_self(statement))
+        return found
 
     def is_classmethod(self, function):
         """Reached through its class, a classmethod is bound to the class: cls is still C."""
@@ -1797,10 +1852,12 @@ class Analyser(ReadingRules):
                 return
 
     def uses_private_self(self, function):
-        for child in ast.walk(function):
-            if isinstance(child, ast.Attribute) and (is_private(child.attr) or is_dunder(child.attr)):
-                return True
-        return False
+        found = self.private_use_cache.get(id(function))
+        if found is None:
+            found = self.private_use_cache[id(function)] = any(
+                isinstance(child, ast.Attribute) and (is_private(child.attr) or is_dunder(child.attr))
+                for child in ast.walk(function))
+        return found
 
     # --- calls
 
@@ -2028,9 +2085,18 @@ class Analyser(ReadingRules):
             self.report('format-string', '.%s() is only allowed on a string literal, whose fields are checked'
                         % node.attr, node)
             return
-        for template in templates:
-            for problem in self.template_problems(template, 0):
-                self.report(problem[0], 'Format field: %s' % problem[1], node)
+        for problem in self.problems_of_templates(templates):
+            self.report(problem[0], 'Format field: %s' % problem[1], node)
+
+    def problems_of_templates(self, templates):
+        if isinstance(templates, tuple):
+            # The cached texts of a class constant: the same problems at every read of it.
+            found = self.template_problems_cache.get(id(templates))
+            if found is None:
+                found = self.template_problems_cache[id(templates)] = [
+                    problem for template in templates for problem in self.template_problems(template, 0)]
+            return found
+        return [problem for template in templates for problem in self.template_problems(template, 0)]
 
     def template_texts(self, node, scope):
         """The literal templates `node` can be (a literal, a module constant, a class constant), or None."""
@@ -2052,6 +2118,14 @@ class Analyser(ReadingRules):
         name = node.attr
         if owner is None or not self.only_plugin_bases(owner) or not self.binds_in_plugin_ancestry(owner, name):
             return None
+        return self.constant_texts_named(name)
+
+    def constant_texts_named(self, name):
+        """The literals every plugin class binds `name` to (see class_constant_texts), or None;
+        once per name, as a tuple the format check keys its findings on: a read per class of
+        a thousand classes would loop over every class a thousand times."""
+        if name in self.constant_texts_cache:
+            return self.constant_texts_cache[name]
         texts = []
         for cls in self.plugin_classes.values():
             bindings = self.scope_of[id(cls)].bindings.get(name, [])
@@ -2060,12 +2134,14 @@ class Analyser(ReadingRules):
             binding = bindings[0]
             statement = self.parent(binding.node)
             if (len(bindings) != 1 or binding.kind != 'value' or not isinstance(statement, ast.Assign)
-                    or statement not in cls.body or not is_str_constant(binding.value)):
-                return None
+                    or self.parent(statement) is not cls or not is_str_constant(binding.value)):
+                texts = None
+                break
             texts.append(binding.value.value)
-        if name in self.attributes_set_anywhere():
-            return None
-        return texts
+        if texts is not None and name in self.attributes_set_anywhere():
+            texts = None
+        result = self.constant_texts_cache[name] = None if texts is None else tuple(texts)
+        return result
 
     def attributes_set_anywhere(self):
         """Attribute names stored or deleted anywhere, or named by setattr/delattr with a literal."""
