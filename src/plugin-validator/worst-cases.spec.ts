@@ -11,8 +11,9 @@ describe('analyser worst cases', () => {
 
   it.each(WORST_CASES)('judges %s at 256 KB within its time budget', async (kind) => {
     const verdict = await pool.validate(Buffer.from(generateWorstCase(kind, 256 * 1024), 'utf8'));
-    expect(verdict.violations.filter((violation) => violation.rule === 'analysis-too-slow')).toEqual([]);
-    expect(verdict.violations.filter((violation) => violation.rule === 'internal-error')).toEqual([]);
-    if (kind !== 'methods-through-class') expect(verdict).toEqual({ ok: true, violations: [] });
+    const rules = new Set(verdict.violations.map((violation) => violation.rule));
+    // Only the methods case is refused, for what it is (methods that use private names read
+    // through their class), never for time or as a failure.
+    expect([...rules]).toEqual(kind === 'methods-through-class' ? ['private-access', 'too-large'] : []);
   });
 });
