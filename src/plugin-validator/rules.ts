@@ -32,6 +32,15 @@ export const Rule = {
 export type RuleId = (typeof Rule)[keyof typeof Rule];
 
 /**
+ * Refusals that are no verdict on the code: the analyser failed, or ran out of time (which
+ * depends on the machine's load and the pool's timeout). Whoever keeps verdicts (the diff cache,
+ * the re-check) keeps none of these and asks again later.
+ */
+export function isNoVerdict(rule: string): boolean {
+  return rule === Rule.internalError || rule === Rule.analysisTooSlow;
+}
+
+/**
  * The version of the rules and tables (python/tables.json). Raise it with every change that may
  * refuse a plugin the previous rules accepted: at start-up, approved plugins are checked again.
  */
