@@ -443,7 +443,8 @@ READING = R['reading']
 READ_CALLABLES = READING['callables']
 READ_METHODS = READING['methods']
 FILE_OBJECT_MAKERS = frozenset(READING['file_objects'])
-REQUEST_ATTRIBUTES = frozenset(READING['request_attributes'])
+REDIRECTING_ATTRIBUTES = frozenset(READING['redirecting_attributes'])
+NOT_SUBCLASSED = frozenset(READING['not_subclassed']) | frozenset(READ_CALLABLES)
 CONTAINER_MUTATORS = frozenset(READING['mutators'])
 REFUSED_FIRST_COMPONENTS = frozenset(READING['refused_first_components'])
 ABSOLUTE_READ_ROOTS = tuple(READING['absolute_roots'])
@@ -840,7 +841,7 @@ class ReadingRules:
         """Stores into a Request's `full_url`, `type`, `selector` or `host`, and set_proxy(), change
         what urlopen() opens after its URL was checked."""
         attr = node.attr
-        if attr not in REQUEST_ATTRIBUTES:
+        if attr not in REDIRECTING_ATTRIBUTES:
             return
         if attr != 'set_proxy' and load:
             return
@@ -848,8 +849,32 @@ class ReadingRules:
         if owner is not None and self.only_plugin_bases(owner):
             return
         what = 'set_proxy()' if attr == 'set_proxy' else "Setting '%s'" % attr
-        self.report('file-read', '%s of an object that may be a urllib Request changes what urlopen() opens after '
-                    'its URL was checked (file: reads local files); %s' % (what, WHAT_MAY_BE_READ), node)
+        self.report('file-read', '%s of an object that may be a urllib Request or a shlex lexer changes what it '
+                    'opens after its name was checked (file: reads local files, `source` includes files); %s'
+                    % (what, WHAT_MAY_BE_READ), node)
+
+    def check_reading_reference(self, node, quals):
+        """A callable that opens a file or URL by name is only called (or aliased by a plain
+        assignment, which calls through the alias resolve): handed to map() or partial(), or
+        subclassed, its name argument would never be checked."""
+        named = [q for q in quals if (q in READ_CALLABLES or q in NOT_SUBCLASSED) and q not in OPEN_LIKE]
+        if not named:
+            return
+        parent = self.parent(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return
+        if (isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1
+                and isinstance(parent.targets[0], ast.Name)):
+            return
+        if isinstance(parent, (ast.Attribute, ast.Compare)):
+            return  # a member (the tables decide) or a comparison
+        name = named[0].replace('builtins.', '')
+        if isinstance(parent, ast.ClassDef) and node in parent.bases:
+            self.report('file-read', 'A subclass of %s opens files or URLs by names its calls do not show; call '
+                        '%s directly' % (name, name), node)
+        elif not self.names_a_type(node):
+            self.report('file-read', '%s opens a file or URL by name: it may only be called directly, so that '
+                        'the name is checked' % name, node)
 
 
 # --- the analysis -----------------------------------------------------------------------------
@@ -1313,6 +1338,7 @@ class Analyser(ReadingRules):
         if not isinstance(node.ctx, ast.Load):
             self.check_name_binding(node, scope)
             return
+        self.check_reading_reference(node, self.qualnames(node, scope))
         if name in FORBIDDEN_BUILTINS and name not in BUILTIN_NAMES_OK_AS_ATTRIBUTES:
             if not (isinstance(parent, ast.Call) and parent.func is node and self.literal_attribute_call(parent)):
                 self.report('forbidden-name', "Use of forbidden name '%s'" % name, node)
@@ -1503,6 +1529,8 @@ class Analyser(ReadingRules):
                 self.report(rule, "Assigning to attributes of objects '%s' hands out is not allowed" % root, node)
         self.check_attribute_name(attr, node, node.value, scope, load, parent)
         self.check_request_attribute(node, scope, load)
+        if load and quals:
+            self.check_reading_reference(node, ['%s.%s' % (q, attr) for q in quals])
         for qual in quals:
             self.check_member(qual, attr, node)
         if attr in ('format', 'format_map'):
