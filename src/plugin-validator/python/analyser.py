@@ -656,10 +656,40 @@ class ReadingRules:
                 problem = self.read_problem(value, self.node_scope.get(id(value)), depth + 1, seen)
             elif meaning.kind == 'value' and binding is not None and self.with_file_object(binding.node, depth, seen):
                 problem = None
+            elif meaning.kind == 'value' and binding is not None and self.literal_loop_target(binding.node):
+                loop = self.parent(binding.node)
+                elements = self.literal_elements(loop.iter, self.node_scope.get(id(loop.iter)), depth + 1)
+                problem = next((found for found in (
+                    self.read_problem(element, self.node_scope.get(id(element)), depth + 1, seen)
+                    for element in elements) if found), None)
             else:
                 problem = "'%s' may hold a value the analyser cannot follow" % node.id
             if problem:
                 return problem
+        return None
+
+    def literal_loop_target(self, target):
+        """`for name in ("a.txt", "b.txt")` (a statement or a comprehension) over a literal list,
+        tuple or set, or over a name bound only to tuples: the name is one of their elements."""
+        loop = self.parent(target)
+        return (isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) and loop.target is target
+                and self.literal_elements(loop.iter, self.node_scope.get(id(loop.iter)), 0) is not None)
+
+    def literal_elements(self, node, scope, depth):
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return None if any(isinstance(e, ast.Starred) for e in node.elts) else node.elts
+        if isinstance(node, ast.Name) and scope is not None and depth <= MAX_READ_DEPTH:
+            # Only tuples through a name: a list or set it names may have been changed since.
+            elements = []
+            meanings = self.meanings_when_bound(node.id, scope)
+            for meaning in meanings:
+                value = meaning.binding.value if meaning.binding is not None else None
+                found = None if not isinstance(value, ast.Tuple) or meaning.kind not in ('value', 'alias') else (
+                    self.literal_elements(value, self.node_scope.get(id(value)), depth + 1))
+                if found is None:
+                    return None
+                elements += found
+            return elements if meanings else None
         return None
 
     def with_file_object(self, target, depth, seen):
