@@ -589,8 +589,9 @@ class ReadingRules:
                 and self.read_problem(node.value, scope, depth + 1, seen) is None):
             return None  # open(p).name is p, checked at open(p)
         if 'plugin-info-changed' in seen:
-            return ('PluginInfo may be changed by the plugin (a store into a container, |=, update(), '
-                    "setdefault() or PluginInfo handed to a function), so its values are not the framework's")
+            return ('PluginInfo may be changed or made by the plugin (run() called by the plugin, a store into a '
+                    "container, |=, update(), setdefault(), PluginInfo handed to a function), so its values are not "
+                    "the framework's")
         return 'it is a value whose text the analyser cannot know'
 
     def folded_text(self, node, scope, depth):
@@ -792,8 +793,9 @@ class ReadingRules:
             m.kind == 'param' and m.binding.node is run and m.binding.index == 0 for m in meanings)
 
     def plugin_info_unchanged(self):
-        """Nothing in the plugin can change what PluginInfo holds: each read of it is a chain of
-        reads, or handed to the framework's helper, len() or str(); and no store into a container,
+        """Nothing in the plugin can change what PluginInfo holds: the plugin never calls run()
+        itself; each read of it is a chain of reads, or handed to the framework's helper, len() or
+        str(); and no store into a container,
         no `|=` and no update()/setdefault()/operator.setitem() may reach any object but a fresh
         container of the plugin's own (`d = {}`)."""
         if getattr(self, 'plugin_info_verdict', None) is None:
@@ -804,6 +806,10 @@ class ReadingRules:
         run = self.run_function()
         if run is None:
             return False
+        for read in self.name_reads().get(run.name, []):
+            # run() called by the plugin itself: its PluginInfo is then whatever the plugin passes.
+            if any(m.kind == 'def' and m.binding.node is run for m in self.meanings(read.id, self.node_scope[id(read)])):
+                return False
         name = (run.args.posonlyargs + run.args.args)[0].arg
         for read in self.name_reads().get(name, []):
             scope = self.node_scope[id(read)]
