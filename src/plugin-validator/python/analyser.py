@@ -2490,6 +2490,8 @@ def analyse(raw, budget_s=DEFAULT_BUDGET_S):
             analyse_into(raw, findings)
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
+            # An alarm that fired just before it was disarmed must not raise after this point.
+            signal.signal(signal.SIGPROF, signal.SIG_IGN)
     except AnalysisTooSlow:
         findings.items = [(1, 0, 'analysis-too-slow', 'The analysis took more than its budget of %g s of CPU '
                            'time; plugin rejected (split it into smaller files or simplify the repeated '
