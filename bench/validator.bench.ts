@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ValidatorPool } from '../src/plugin-validator';
+import { WORST_CASES, generateWorstCase } from '../src/plugin-validator/worst-cases';
 
 export interface BenchRow {
   name: string;
@@ -23,6 +24,8 @@ export interface BenchRow {
 
 const TARGET_SMALL_BYTES = 50 * 1024;
 const TARGET_LARGE_BYTES = 200 * 1024;
+/** The upload limit: the analyser's worst cases are timed at the largest file it is given. */
+const TARGET_WORST_BYTES = 256 * 1024;
 
 export async function runValidatorBench(): Promise<BenchRow[]> {
   const pool = new ValidatorPool();
@@ -52,6 +55,10 @@ async function benchPool(pool: ValidatorPool): Promise<BenchRow[]> {
   );
   rows.push(await measure('generated ~50 KB plugin', 200, plugin50k.length, () => validate(plugin50k)));
   rows.push(await measure('generated ~200 KB plugin', 30, plugin200k.length, () => validate(plugin200k)));
+  for (const kind of WORST_CASES) {
+    const source = Buffer.from(generateWorstCase(kind, TARGET_WORST_BYTES), 'utf8');
+    rows.push(await measure(`worst case: ${kind} (~256 KB)`, 5, source.length, () => validate(source)));
+  }
   return rows;
 }
 

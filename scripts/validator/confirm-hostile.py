@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 HOSTILE = Path(__file__).resolve().parents[2] / 'test/fixtures/plugins/hostile'
-PREFIXES = ('r3_', 'r4_')
+PREFIXES = ('r3_', 'r4_', 'r5_')
 CANARY = 'R3-CANARY-7f3a91'
 TIMEOUT_S = 20
 VICTIM_TEXT = b'report\n'

@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { StartupWork } from '../common/startup-work';
-import { Rule, RULES_VERSION, ValidatorBusyError, ValidatorPool } from '../plugin-validator';
+import { isNoVerdict, RULES_VERSION, ValidatorBusyError, ValidatorPool } from '../plugin-validator';
 import { PluginStorage, sha256Hex } from './plugin-storage';
 import { PluginRechecksRepository } from './plugin-rechecks.repository';
 
@@ -106,8 +106,8 @@ export class PluginRecheckService implements OnApplicationBootstrap, BeforeAppli
         break;
       }
       lastId = plugin.id;
-      // An analyser failure is no verdict: tried again at the next start.
-      if (findings.some((finding) => finding.rule === Rule.internalError)) continue;
+      // An analyser failure or a refusal for time is no verdict: tried again at the next start.
+      if (findings.some((finding) => isNoVerdict(finding.rule))) continue;
       await this.rechecks.store(
         { pluginId: plugin.id, rulesVersion: RULES_VERSION, sha256: plugin.sha256, findings },
         this.clock.now(),

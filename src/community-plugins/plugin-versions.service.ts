@@ -12,7 +12,7 @@ import { sha256Hex } from './plugin-storage';
 import { withHeaders, type DiffHunks } from './unified-diff';
 import { DiffBusyError, DiffPool } from './diff-pool';
 import { DiffCache } from './diff-cache';
-import { Rule, ValidatorBusyError, ValidatorPool } from '../plugin-validator';
+import { isNoVerdict, ValidatorBusyError, ValidatorPool } from '../plugin-validator';
 import type { Violation } from '../plugin-validator';
 import { PluginTestRunsRepository } from '../plugin-test-runs/plugin-test-runs.repository';
 import { testRunMention } from '../plugin-test-runs/test-run-mention';
@@ -57,12 +57,12 @@ export class PluginVersionsService {
   /**
    * By the digests of the pair's bytes (as read, so a row without its digest has one too):
    * versions are immutable and addressed by them, so a kept diff never goes stale. A verdict the
-   * validator could not give (`internal-error`) is not kept.
+   * validator could not give (`internal-error`, `analysis-too-slow`) is not kept.
    */
   private readonly pairs = new DiffCache<PairDiff>(
     DIFF_CACHE_BYTES,
     (pair) => 2 * (pair.hunks.length + JSON.stringify(pair.newFindings).length),
-    (pair) => !pair.newFindings.some((finding) => finding.rule === Rule.internalError),
+    (pair) => !pair.newFindings.some((finding) => isNoVerdict(finding.rule)),
   );
 
   /** Every version for the uploader and admins (admins also see the reviews), approved ones for everyone else. */

@@ -1,4 +1,4 @@
 export { closeSharedValidator, validate } from './validator';
 export { ValidatorBusyError, ValidatorPool, type ValidatorPoolOptions } from './validator-pool';
 export type { ValidationResult, Violation } from './types';
-export { Rule, RULES_VERSION, type RuleId } from './rules';
+export { isNoVerdict, Rule, RULES_VERSION, type RuleId } from './rules';

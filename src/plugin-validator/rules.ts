@@ -14,6 +14,7 @@ export const Rule = {
   formatString: 'format-string',
   moduleAttribute: 'module-attribute',
   openWrite: 'open-write',
+  fileRead: 'file-read',
   dangerousAttribute: 'dangerous-attribute',
   unsafeYamlLoad: 'unsafe-yaml-load',
   decodedCall: 'decoded-call',
@@ -24,10 +25,20 @@ export const Rule = {
   missingRun: 'missing-run',
   tooLarge: 'too-large',
   tooDeep: 'too-deep',
+  analysisTooSlow: 'analysis-too-slow',
   internalError: 'internal-error',
 } as const;
 
 export type RuleId = (typeof Rule)[keyof typeof Rule];
+
+/**
+ * Refusals that are no verdict on the code: the analyser failed, or ran out of time (which
+ * depends on the machine's load and the pool's timeout). Whoever keeps verdicts (the diff cache,
+ * the re-check) keeps none of these and asks again later.
+ */
+export function isNoVerdict(rule: string): boolean {
+  return rule === Rule.internalError || rule === Rule.analysisTooSlow;
+}
 
 /**
  * The version of the rules and tables (python/tables.json). Raise it with every change that may

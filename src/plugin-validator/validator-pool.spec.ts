@@ -23,6 +23,11 @@ const internalError = (message: string) => ({
   violations: [{ rule: 'internal-error', message, line: 1, column: 1 }],
 });
 const FAILED = 'Validator failed internally; plugin rejected';
+const tooSlow = (message: string) => ({
+  ok: false,
+  violations: [{ rule: 'analysis-too-slow', message, line: 1, column: 1 }],
+});
+const OVERRAN = 'The analysis took longer than its time limit; plugin rejected';
 
 describe('ValidatorPool', () => {
   const pools: ValidatorPool[] = [];
@@ -67,9 +72,25 @@ describe('ValidatorPool', () => {
     expect(ticks).toBeGreaterThan(5);
   });
 
-  it('fails the upload closed when a validation overruns the hard timeout', async () => {
+  it('refuses for time, as a finding, when a validation overruns the hard timeout', async () => {
     const strict = newPool({ size: 1, timeoutMs: 5 });
-    await expect(strict.validate(largePlugin())).resolves.toEqual(internalError(FAILED));
+    await expect(strict.validate(largePlugin())).resolves.toEqual(tooSlow(OVERRAN));
+  });
+
+  it('refuses a plugin past the analyser CPU budget itself, and the same worker takes the next one', async () => {
+    const budgeted = newPool({ size: 1, budgetMs: 5 });
+    await expect(budgeted.validate(plugin('return None'))).resolves.toEqual({ ok: true, violations: [] });
+    const idle = (budgeted as unknown as { idle: Array<{ child: { pid: number } }> }).idle;
+    const pid = idle[0].child.pid;
+    const verdict = await budgeted.validate(largePlugin());
+    expect(verdict.ok).toBe(false);
+    expect(verdict.violations).toEqual([
+      expect.objectContaining({ rule: 'analysis-too-slow', line: 1, column: 1 }),
+    ]);
+    expect(verdict.violations[0].message).toContain('budget of 0.005 s');
+    // Not killed: the analyser answered in time and is idle again.
+    expect(idle.map((worker) => worker.child.pid)).toEqual([pid]);
+    await expect(budgeted.validate(plugin('return None'))).resolves.toEqual({ ok: true, violations: [] });
   });
 
   it('fails the upload closed when its worker crashes, and validates the next one on a new worker', async () => {
@@ -87,7 +108,7 @@ describe('ValidatorPool', () => {
     // Stop the (only, now idle) worker: it will answer nothing, so the timeout ends it.
     const [worker] = (single as unknown as { idle: Array<{ child: { pid: number } }> }).idle;
     process.kill(worker.child.pid, 'SIGSTOP');
-    await expect(single.validate(plugin('return None'))).resolves.toEqual(internalError(FAILED));
+    await expect(single.validate(plugin('return None'))).resolves.toEqual(tooSlow(OVERRAN));
     await expect(single.validate(plugin('return None'))).resolves.toEqual({ ok: true, violations: [] });
     expect(warnings.some((warning) => warning.includes('longer than 2000 ms'))).toBe(true);
   });

@@ -9,6 +9,13 @@ import type { ValidationResult, Violation } from './types';
  */
 export const VALIDATION_TIMEOUT_MS = 5_000;
 /**
+ * The analyser's own CPU-time budget for one plugin (python/analyser.py refuses it past this with
+ * `analysis-too-slow` and stays free for the next upload). Its worst cases run well under 1 s at
+ * the upload limit; twice that leaves room for a slower machine, and it is far below
+ * VALIDATION_TIMEOUT_MS, so the worker answers before the pool would have to kill it.
+ */
+export const ANALYSIS_BUDGET_MS = 2_000;
+/**
  * Uploads waiting for a worker; each holds its file in memory (at most 32 x 256 KB). Sized so
  * that ten uploaders sending at once, or one sending ten, are queued and never turned away.
  */
@@ -32,6 +39,8 @@ export interface ValidatorPoolOptions {
   maxQueued?: number;
   maxQueuedPerUploader?: number;
   timeoutMs?: number;
+  /** The analyser's CPU budget per plugin (ANALYSIS_BUDGET_MS). */
+  budgetMs?: number;
   python?: string;
   /** Where a rejection without a verdict is reported (the app passes its logger). */
   warn?: (message: string) => void;
@@ -44,11 +53,23 @@ const INTERNAL_ERROR: Violation = {
   column: 1,
 };
 
+/** The worker overran the pool's timeout: a refusal for time, said as such (the worker is replaced). */
+const TOO_SLOW: Violation = {
+  rule: Rule.analysisTooSlow,
+  message: 'The analysis took longer than its time limit; plugin rejected',
+  line: 1,
+  column: 1,
+};
+
+/** The pool's own deadline passed: the request's time, not a fault of the analyser. */
+class AnalysisTimeoutError extends Error {}
+
 /**
  * Runs the analyser in long-lived python3 processes (python-worker.ts). Uploads are rare, so at
  * most two workers, started on the first uploads and then kept. Uploaders are served in turn
- * (FairQueue). A worker that crashes or overruns its time is killed and replaced, and the plugin
- * is rejected with an `internal-error` violation (fail closed); a full queue or a closed pool
+ * (FairQueue). The analyser refuses a plugin past its CPU budget itself (`analysis-too-slow`); a
+ * worker that still overruns the pool's timeout is killed and replaced and the plugin refused with
+ * `analysis-too-slow`; one that crashes, with `internal-error` (fail closed); a full queue or a closed pool
  * throw ValidatorBusyError.
  */
 export class ValidatorPool {
@@ -58,11 +79,13 @@ export class ValidatorPool {
   private readonly busy = new Set<PythonWorker>();
   private readonly queue: FairQueue;
   private readonly timeoutMs: number;
+  private readonly budgetMs: number;
   private readonly python: string;
 
   constructor(options: ValidatorPoolOptions = {}) {
     const size = options.size ?? 2;
     this.timeoutMs = options.timeoutMs ?? VALIDATION_TIMEOUT_MS;
+    this.budgetMs = options.budgetMs ?? ANALYSIS_BUDGET_MS;
     this.python = options.python ?? 'python3';
     this.warn = options.warn ?? (() => undefined);
     this.queue = new FairQueue({
@@ -75,12 +98,19 @@ export class ValidatorPool {
 
   async validate(source: Buffer, uploader = ''): Promise<ValidationResult> {
     try {
-      const answer = await this.run(uploader, { source: source.toString('base64') });
+      const answer = await this.run(uploader, {
+        source: source.toString('base64'),
+        budget_ms: this.budgetMs,
+      });
       const violations = answer.violations;
       if (!Array.isArray(violations)) throw new Error('analyser answered without violations');
       return { ok: violations.length === 0, violations: violations as Violation[] };
     } catch (error) {
       if (error instanceof QueueRefusedError) throw new ValidatorBusyError(error.message);
+      if (error instanceof AnalysisTimeoutError) {
+        this.warn(`Plugin rejected for time: ${error.message}`);
+        return { ok: false, violations: [TOO_SLOW] };
+      }
       this.warn(
         `Plugin rejected without a verdict: ${error instanceof Error ? error.message : String(error)}`,
       );
@@ -109,14 +139,18 @@ export class ValidatorPool {
       const worker = this.idle.pop() ?? new PythonWorker(this.python);
       this.busy.add(worker);
       let timer: NodeJS.Timeout | undefined;
-      const deadline = (ms: number, what: string) =>
+      const deadline = (ms: number, what: string, fault: new (message: string) => Error) =>
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+          timer = setTimeout(() => reject(new fault(`${what} took longer than ${ms} ms`)), ms);
         });
       try {
-        await Promise.race([worker.started(), deadline(WORKER_START_TIMEOUT_MS, 'analyser start')]);
+        // A start that hangs is the machine's fault, not the plugin's: internal-error.
+        await Promise.race([worker.started(), deadline(WORKER_START_TIMEOUT_MS, 'analyser start', Error)]);
         clearTimeout(timer);
-        const answer = await Promise.race([worker.request(body), deadline(this.timeoutMs, 'analyser')]);
+        const answer = await Promise.race([
+          worker.request(body),
+          deadline(this.timeoutMs, 'analyser', AnalysisTimeoutError),
+        ]);
         this.idle.push(worker);
         return answer;
       } catch (error) {

@@ -15,6 +15,7 @@ import ast
 import base64
 import json
 import re
+import signal
 import string
 import symtable
 import sys
@@ -34,6 +35,10 @@ MAX_SOURCE_BYTES = 1024 * 1024
 MAX_SOURCE_LINES = 20_000
 MAX_NESTING_DEPTH = 100
 MAX_REPORTED_VIOLATIONS = 1_000
+# The analyser's own CPU budget for one plugin when the request names none (the pool sends
+# ANALYSIS_BUDGET_MS): past it the plugin is refused with `analysis-too-slow`, and the worker
+# answers and takes the next plugin instead of being killed by the pool's timeout.
+DEFAULT_BUDGET_S = 2.0
 
 FORBIDDEN_MODULES = TABLES['forbidden_modules']
 MODULE_TABLES = TABLES['modules']
@@ -424,9 +429,493 @@ class Meaning:
         self.scope = scope
 
 
+# --- door 5: what a plugin may read ------------------------------------------------------------
+#
+# A file or URL is read by name through the callables of tables.json's `reading` table. Each name
+# must be proven harmless on the tree: a constant (or constants joined by `+` or an f-string) that
+# is an http(s) URL, a relative path inside the working directory, or an absolute path under
+# /usr/share/; a value the framework hands the plugin (`PluginInfo["key"]`), when nothing in the
+# plugin can change what PluginInfo holds; a local bound only to such values; or a parameter of a
+# plugin function whose every call passes one. Anything else (a value the analyser cannot follow)
+# is refused: `file-read`.
+
+READING = R['reading']
+READ_CALLABLES = READING['callables']
+READ_METHODS = READING['methods']
+FILE_OBJECT_MAKERS = frozenset(READING['file_objects'])
+REDIRECTING_ATTRIBUTES = frozenset(READING['redirecting_attributes'])
+NOT_SUBCLASSED = frozenset(READING['not_subclassed']) | frozenset(READ_CALLABLES)
+CONTAINER_MUTATORS = frozenset(READING['mutators'])
+REFUSED_FIRST_COMPONENTS = frozenset(READING['refused_first_components'])
+ABSOLUTE_READ_ROOTS = tuple(READING['absolute_roots'])
+URL_PREFIXES = ('http://', 'https://')
+FRESH_CONTAINER_TYPES = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+FRESH_CONTAINER_CALLS = frozenset(['builtins.dict', 'builtins.list', 'builtins.set', 'collections.OrderedDict',
+                                   'collections.defaultdict', 'collections.Counter', 'collections.deque'])
+BARE_PLUGIN_INFO_CALLS = frozenset(['builtins.len', 'builtins.str', 'builtins.repr', 'builtins.print'])
+MAX_READ_DEPTH = 8
+WHAT_MAY_BE_READ = ('a plugin may read http(s) URLs, files in its working directory and files under '
+                    '/usr/share/, named by constants or by the values the framework passes in PluginInfo')
+
+
+def read_argument(call, position, keyword):
+    """The argument a call passes at `position` or as `keyword`: ABSENT, UNKNOWN (it may come
+    from *args or **kwargs), or the node. A positional argument before any *args is certain."""
+    for index, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            return UNKNOWN
+        if index == position:
+            return argument
+    for kw in call.keywords:
+        if kw.arg == keyword:
+            return kw.value
+    if any(kw.arg is None for kw in call.keywords):
+        return UNKNOWN
+    return ABSENT
+
+
+def path_text_problem(text):
+    """Why a constant file name or URL is not harmless, or None."""
+    if '\x00' in text:
+        return 'it contains a NUL character'
+    parts = text.split('/')
+    if '..' in parts:
+        return "it climbs out of its directory with '..'"
+    if text.lower().startswith(URL_PREFIXES):
+        return None
+    if ':' in text:
+        # urllib strips spaces and control characters before the scheme, and `file:`, `FILE:`,
+        # `local_file:`... all read files: no colon at all outside an http(s) URL.
+        return 'it has a colon: a URL scheme other than http(s) (file: reads local files)'
+    if text.startswith('~'):
+        return "it starts with '~'"
+    if text.startswith('/'):
+        normal = '/' + '/'.join(part for part in parts if part not in ('', '.')) + '/'
+        if not normal.startswith(ABSOLUTE_READ_ROOTS):
+            return 'it is an absolute path outside %s' % ', '.join(ABSOLUTE_READ_ROOTS)
+        return None
+    first = next((part for part in parts if part not in ('', '.')), '')
+    if first in REFUSED_FIRST_COMPONENTS:
+        return "it starts with '%s', a system directory when the working directory is /" % first
+    return None
+
+
+def string_parts(node):
+    """A str constant, `+` of strings or an f-string as its parts: (text, None) for a constant
+    part, (None, node) for any other; None when `node` is not built that way."""
+    if isinstance(node, ast.Constant):
+        return [(node.value, None)] if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                parts.append((value.value, None))
+            elif (isinstance(value, ast.FormattedValue) and value.conversion == -1 and value.format_spec is None
+                  and isinstance(value.value, ast.Constant) and isinstance(value.value.value, str)):
+                parts.append((value.value.value, None))
+            elif isinstance(value, ast.FormattedValue) and value.conversion == -1 and value.format_spec is None:
+                parts.append((None, value.value))
+            else:
+                parts.append((None, value))
+        return parts
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = string_parts(node.left), string_parts(node.right)
+        if left is None and right is None:
+            return None
+        return (left or [(None, node.left)]) + (right or [(None, node.right)])
+    return None
+
+
+class ReadingRules:
+    """The `file-read` rule, mixed into the Analyser (it uses its meanings and parents)."""
+
+    def check_reading_call(self, node, scope, quals):
+        for qual in quals:
+            spec = READ_CALLABLES.get(qual)
+            if spec is not None:
+                self.check_read_arguments(node, spec, qual.replace('builtins.', ''))
+                return
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in READ_METHODS and not quals:
+            receiver = func.value
+            if isinstance(receiver, ast.Call) and any(
+                    q in ('pathlib.Path', 'pathlib.PosixPath') for q in self.qualnames(receiver.func, scope)):
+                return  # Path(p).open(mode): p is checked at Path(p)
+            self.check_read_arguments(node, READ_METHODS[func.attr], '.' + func.attr)
+
+    def check_read_arguments(self, call, spec, what):
+        position, keywords = spec[0], spec[1:]
+        arguments = []
+        if position == -1:
+            for argument in call.args:
+                arguments.append(UNKNOWN if isinstance(argument, ast.Starred) else argument)
+            arguments += [UNKNOWN for keyword in call.keywords if keyword.arg is None]
+        else:
+            arguments.append(read_argument(call, position, keywords[0] if keywords else ''))
+            arguments += [read_argument(call, None, keyword) for keyword in keywords[1:]]
+        for argument in arguments:
+            if argument is ABSENT:
+                continue
+            if argument is UNKNOWN:
+                self.report('file-read', '%s() with *args or **kwargs: the file or URL it reads cannot be known; %s'
+                            % (what, WHAT_MAY_BE_READ), call)
+                continue
+            problem = self.read_problem(argument, self.node_scope.get(id(argument)), 0, set())
+            if problem:
+                self.report('file-read', '%s() may read a file or URL the analyser cannot prove harmless: %s; %s'
+                            % (what, problem, WHAT_MAY_BE_READ), argument)
+
+    def read_problem(self, node, scope, depth, seen):
+        """Why the file name or URL `node` may be harmful, or None when it is proven harmless."""
+        if depth > MAX_READ_DEPTH or scope is None:
+            self.read_cuts += 1
+            return 'it is built too indirectly to follow'
+        text = self.folded_text(node, scope, depth)
+        if text is not None:
+            return path_text_problem(text)
+        parts = string_parts(node)
+        if parts is not None:
+            return self.parts_problem(parts, scope, depth, seen)
+        if isinstance(node, ast.Name):
+            return self.name_read_problem(node, scope, depth, seen)
+        if self.framework_value(node, scope, depth, seen):
+            return None
+        if isinstance(node, ast.Call):
+            if any(q in FILE_OBJECT_MAKERS for q in self.qualnames(node.func, scope)):
+                return None  # a file object or a Request: its own name is checked where it is made
+            if isinstance(node.func, ast.Attribute) and node.func.attr == 'open':
+                return None  # a file object; `.open(name)` is checked itself
+        if (isinstance(node, ast.Attribute) and node.attr == 'name' and isinstance(node.value, ast.Call)
+                and self.read_problem(node.value, scope, depth + 1, seen) is None):
+            return None  # open(p).name is p, checked at open(p)
+        if 'plugin-info-changed' in seen:
+            return ('PluginInfo may be changed or made by the plugin (run() called by the plugin, a store into a '
+                    "container, |=, update(), setdefault(), PluginInfo handed to a function), so its values are not "
+                    "the framework's")
+        return 'it is a value whose text the analyser cannot know'
+
+    def folded_text(self, node, scope, depth):
+        """The one text a str constant, `+` or f-string of them, or a name bound only to such
+        values stands for; None when it may be anything else."""
+        if depth > MAX_READ_DEPTH or scope is None:
+            self.read_cuts += 1
+            return None
+        if isinstance(node, ast.Name):
+            texts = set()
+            for meaning in self.meanings_when_bound(node.id, scope):
+                value = meaning.binding.value if meaning.binding is not None else None
+                if meaning.kind not in ('value', 'alias') or value is None:
+                    return None
+                text = self.folded_text(value, self.node_scope.get(id(value)), depth + 1)
+                if text is None:
+                    return None
+                texts.add(text)
+            return texts.pop() if len(texts) == 1 else None
+        parts = string_parts(node)
+        if parts is None:
+            return None
+        folded = []
+        for text, part in parts:
+            if text is None:
+                text = self.folded_text(part, scope, depth + 1)
+                if text is None:
+                    return None
+            folded.append(text)
+        return ''.join(folded)
+
+    def parts_problem(self, parts, scope, depth, seen):
+        if all(text is not None for text, _ in parts):
+            return path_text_problem(''.join(text for text, _ in parts))
+        head = ''
+        for text, _ in parts:
+            if text is None:
+                break
+            head += text
+        if head.lower().startswith(URL_PREFIXES) and '\x00' not in head:
+            return None  # the scheme is fixed: http(s), whatever follows
+        first_text, first_node = parts[0]
+        if first_node is None:
+            return "it starts with the constant %r, neither an http(s) URL nor followed only by constants" % head
+        if any(text is None for text, _ in parts[1:]):
+            return 'it joins several values the analyser cannot know'
+        tail = ''.join(text for text, _ in parts[1:])
+        if '/' in tail or ':' in tail or '\x00' in tail:
+            return "it appends %r to a value: only a suffix without '/' or ':' (like '.gz') may follow one" % tail
+        return self.read_problem(first_node, scope, depth + 1, seen)
+
+    def name_read_problem(self, node, scope, depth, seen):
+        # Unbound, a name raises NameError instead of naming a file.
+        meanings = self.meanings_when_bound(node.id, scope)
+        if not meanings:
+            return "'%s' may hold any value" % node.id
+        for meaning in meanings:
+            binding = meaning.binding
+            if meaning.kind == 'param':
+                problem = self.param_read_problem(binding, node.id, depth, seen)
+            elif meaning.kind in ('value', 'alias') and binding is not None and binding.value is not None:
+                value = binding.value
+                problem = self.read_problem(value, self.node_scope.get(id(value)), depth + 1, seen)
+            elif meaning.kind == 'value' and binding is not None and self.with_file_object(binding.node, depth, seen):
+                problem = None
+            elif meaning.kind == 'value' and binding is not None and self.literal_loop_target(binding.node):
+                loop = self.parent(binding.node)
+                elements = self.literal_elements(loop.iter, self.node_scope.get(id(loop.iter)), depth + 1)
+                problem = next((found for found in (
+                    self.read_problem(element, self.node_scope.get(id(element)), depth + 1, seen)
+                    for element in elements) if found), None)
+            else:
+                problem = "'%s' may hold a value the analyser cannot follow" % node.id
+            if problem:
+                return problem
+        return None
+
+    def literal_loop_target(self, target):
+        """`for name in ("a.txt", "b.txt")` (a statement or a comprehension) over a literal list,
+        tuple or set, or over a name bound only to tuples: the name is one of their elements."""
+        loop = self.parent(target)
+        return (isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) and loop.target is target
+                and self.literal_elements(loop.iter, self.node_scope.get(id(loop.iter)), 0) is not None)
+
+    def literal_elements(self, node, scope, depth):
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return None if any(isinstance(e, ast.Starred) for e in node.elts) else node.elts
+        if isinstance(node, ast.Name) and scope is not None and depth <= MAX_READ_DEPTH:
+            # Only tuples through a name: a list or set it names may have been changed since.
+            elements = []
+            meanings = self.meanings_when_bound(node.id, scope)
+            for meaning in meanings:
+                value = meaning.binding.value if meaning.binding is not None else None
+                found = None if not isinstance(value, ast.Tuple) or meaning.kind not in ('value', 'alias') else (
+                    self.literal_elements(value, self.node_scope.get(id(value)), depth + 1))
+                if found is None:
+                    return None
+                elements += found
+            return elements if meanings else None
+        return None
+
+    def with_file_object(self, target, depth, seen):
+        """`with open(p) as target`: the target is a file object, p checked at open(p)."""
+        item = self.parent(target)
+        if not (isinstance(item, ast.withitem) and item.optional_vars is target):
+            return False
+        made = item.context_expr
+        return isinstance(made, ast.Call) and self.read_problem(
+            made, self.node_scope.get(id(made)), depth + 1, seen) is None
+
+    def param_read_problem(self, binding, name, depth, seen):
+        """Why a parameter may name a harmful file, from every call of its function; kept per
+        parameter when no cycle or depth limit cut the search short (a helper called from
+        thousands of places, with hundreds of reads, was quadratic)."""
+        key = (id(binding.node), name)
+        if key in self.param_read_cache:
+            return self.param_read_cache[key]
+        if key in seen:
+            self.read_cuts += 1
+            return None  # a recursive call passes on what the outer calls passed
+        seen.add(key)
+        cuts = self.read_cuts
+        problem = self.find_param_read_problem(binding, name, depth, seen)
+        if self.read_cuts == cuts:
+            self.param_read_cache[key] = problem
+        return problem
+
+    def find_param_read_problem(self, binding, name, depth, seen):
+        function = binding.node
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or binding.index is None or binding.index < 0:
+            return "'%s' is a parameter the analyser cannot follow" % name
+        if function.decorator_list:
+            return "'%s' is a parameter of a decorated function" % name
+        if function is self.run_function():
+            return "'%s' is the framework's PluginInfo itself, not one of its values" % name
+        outer = self.node_scope.get(id(function))
+        if outer is None or outer.kind == 'class':
+            return "'%s' is a parameter of a method: its callers cannot be followed" % name
+        positional = function.args.posonlyargs + function.args.args
+        defaults = dict(zip(positional[len(positional) - len(function.args.defaults):], function.args.defaults))
+        default = defaults.get(positional[binding.index])
+        if default is not None:
+            problem = self.read_problem(default, self.node_scope.get(id(default)), depth + 1, seen)
+            if problem:
+                return problem
+        keyword = name if binding.index >= len(function.args.posonlyargs) else ''
+        for read in self.name_reads().get(function.name, []):
+            read_scope = self.node_scope[id(read)]
+            if not any(m.kind == 'def' and m.binding.node is function for m in self.meanings(read.id, read_scope)):
+                continue
+            call = self.parent(read)
+            if not (isinstance(call, ast.Call) and call.func is read):
+                return "'%s' is a parameter of %s(), which is passed around, not only called" % (name, function.name)
+            argument = call_argument(call, binding.index, keyword)
+            if argument is UNKNOWN:
+                return "%s() is called with *args or **kwargs" % function.name
+            if argument is ABSENT:
+                continue
+            problem = self.read_problem(argument, read_scope, depth + 1, seen)
+            if problem:
+                return problem
+        return None
+
+    def run_function(self):
+        bindings = self.module_scope.bindings.get('run', [])
+        if len(bindings) == 1 and bindings[0].kind == 'def' and isinstance(bindings[0].node, ast.FunctionDef):
+            function = bindings[0].node
+            if not function.decorator_list and (function.args.posonlyargs + function.args.args):
+                return function
+        return None
+
+    def framework_value(self, node, scope, depth, seen):
+        """`PluginInfo["key"]`, `PluginInfo.get("key", default)` and chains of them, read from run()'s
+        parameter when nothing in the plugin can change what it holds."""
+        current = node
+        defaults = []
+        while True:
+            if (isinstance(current, ast.Subscript) and isinstance(current.ctx, ast.Load)
+                    and is_str_constant(current.slice)):
+                current = current.value
+            elif (isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute)
+                  and current.func.attr == 'get' and not current.keywords and 1 <= len(current.args) <= 2
+                  and is_str_constant(current.args[0])):
+                defaults += current.args[1:]
+                current = current.func.value
+            else:
+                break
+        if current is node or not isinstance(current, ast.Name) or not self.is_plugin_info(current, scope):
+            return False
+        if not self.plugin_info_unchanged():
+            seen.add('plugin-info-changed')
+            return False
+        return all(self.read_problem(d, self.node_scope.get(id(d)), depth + 1, seen) is None for d in defaults)
+
+    def is_plugin_info(self, name, scope):
+        run = self.run_function()
+        meanings = self.meanings(name.id, scope) if run is not None else []
+        return bool(meanings) and all(
+            m.kind == 'param' and m.binding.node is run and m.binding.index == 0 for m in meanings)
+
+    def plugin_info_unchanged(self):
+        """Nothing in the plugin can change what PluginInfo holds: the plugin never calls run()
+        itself; each read of it is a chain of reads, or handed to the framework's helper, len() or
+        str(); and no store into a container,
+        no `|=` and no update()/setdefault()/operator.setitem() may reach any object but a fresh
+        container of the plugin's own (`d = {}`)."""
+        if getattr(self, 'plugin_info_verdict', None) is None:
+            self.plugin_info_verdict = self.find_plugin_info_unchanged()
+        return self.plugin_info_verdict
+
+    def find_plugin_info_unchanged(self):
+        run = self.run_function()
+        if run is None:
+            return False
+        for read in self.name_reads().get(run.name, []):
+            # run() called by the plugin itself: its PluginInfo is then whatever the plugin passes.
+            if any(m.kind == 'def' and m.binding.node is run for m in self.meanings(read.id, self.node_scope[id(read)])):
+                return False
+        name = (run.args.posonlyargs + run.args.args)[0].arg
+        for read in self.name_reads().get(name, []):
+            scope = self.node_scope[id(read)]
+            if not self.is_plugin_info(read, scope):
+                continue
+            current = read
+            while True:
+                parent = self.parent(current)
+                if isinstance(parent, ast.Subscript) and parent.value is current:
+                    if not isinstance(parent.ctx, ast.Load):
+                        return False
+                    current = parent
+                elif (isinstance(parent, ast.Attribute) and parent.value is current and parent.attr == 'get'
+                      and isinstance(self.parent(parent), ast.Call) and self.parent(parent).func is parent):
+                    current = self.parent(parent)
+                else:
+                    break
+            parent = self.parent(current)
+            if current is read:
+                if isinstance(parent, ast.Compare):
+                    continue
+                if not (isinstance(parent, ast.Call) and read in parent.args and all(
+                        q.startswith(PLUGIN_HELPER + '.') or q in BARE_PLUGIN_INFO_CALLS
+                        for q in self.qualnames(parent.func, scope) or ['?'])):
+                    return False
+            elif isinstance(parent, ast.Attribute) and parent.value is current and parent.attr in CONTAINER_MUTATORS:
+                return False
+        for node in self.order:
+            kind = type(node)
+            if kind is ast.Subscript and not isinstance(node.ctx, ast.Load):
+                if not self.fresh_container(node.value):
+                    return False
+            elif kind is ast.AugAssign and isinstance(node.op, ast.BitOr) and not self.fresh_container(node.target):
+                return False  # `d |= {...}` updates a dict in place
+            elif kind is ast.Attribute and node.attr in CONTAINER_MUTATORS and isinstance(node.ctx, ast.Load):
+                if not self.fresh_container(node.value):
+                    return False
+            elif kind is ast.Name and isinstance(node.ctx, ast.Load) and any(
+                    q.startswith('operator.') and q.split('.')[-1] in CONTAINER_MUTATORS
+                    for q in self.qualnames(node, self.node_scope[id(node)])):
+                return False
+        return True
+
+    def fresh_container(self, node):
+        """A local bound only to a container the plugin builds (`{}`, `[...]`, `dict(...)`)."""
+        if not isinstance(node, ast.Name):
+            return False
+        scope = self.node_scope.get(id(node))
+        meanings = self.meanings(node.id, scope) if scope is not None else []
+        if not meanings:
+            return False
+        for meaning in meanings:
+            value = meaning.binding.value if meaning.binding is not None else None
+            if meaning.kind not in ('value', 'alias') or value is None:
+                return False
+            if isinstance(value, FRESH_CONTAINER_TYPES):
+                continue
+            if isinstance(value, ast.Call) and all(
+                    q in FRESH_CONTAINER_CALLS for q in self.qualnames(value.func, self.node_scope[id(value)]) or ['?']):
+                continue
+            return False
+        return True
+
+    def check_request_attribute(self, node, scope, load):
+        """Stores into a Request's `full_url`, `type`, `selector` or `host`, and set_proxy(), change
+        what urlopen() opens after its URL was checked."""
+        attr = node.attr
+        if attr not in REDIRECTING_ATTRIBUTES:
+            return
+        if attr != 'set_proxy' and load:
+            return
+        owner = self.own_class(node.value, scope)
+        if owner is not None and self.only_plugin_bases(owner):
+            return
+        what = 'set_proxy()' if attr == 'set_proxy' else "Setting '%s'" % attr
+        self.report('file-read', '%s of an object that may be a urllib Request or a shlex lexer changes what it '
+                    'opens after its name was checked (file: reads local files, `source` includes files); %s'
+                    % (what, WHAT_MAY_BE_READ), node)
+
+    def check_reading_reference(self, node, quals):
+        """A callable that opens a file or URL by name is only called (or aliased by a plain
+        assignment, which calls through the alias resolve): handed to map() or partial(), or
+        subclassed, its name argument would never be checked."""
+        named = [q for q in quals if (q in READ_CALLABLES or q in NOT_SUBCLASSED) and q not in OPEN_LIKE]
+        if not named:
+            return
+        parent = self.parent(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return
+        if (isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1
+                and isinstance(parent.targets[0], ast.Name)):
+            return
+        if isinstance(parent, (ast.Attribute, ast.Compare)):
+            return  # a member (the tables decide) or a comparison
+        name = named[0].replace('builtins.', '')
+        if isinstance(parent, ast.ClassDef) and node in parent.bases:
+            self.report('file-read', 'A subclass of %s opens files or URLs by names its calls do not show; call '
+                        '%s directly' % (name, name), node)
+        elif not self.names_a_type(node):
+            self.report('file-read', '%s opens a file or URL by name: it may only be called directly, so that '
+                        'the name is checked' % name, node)
+
+
 # --- the analysis -----------------------------------------------------------------------------
 
-class Analyser:
+class Analyser(ReadingRules):
     def __init__(self, tree, findings):
         self.tree = tree
         self.findings = findings
@@ -449,6 +938,14 @@ class Analyser:
         self.stored_attributes = None
         self.formatter_classes = {}
         self.ancestry_cache = {}
+        self.trusting_cache = {}
+        self.private_use_cache = {}
+        self.block_index = {}
+        self.guard_cache = {}
+        self.constant_texts_cache = {}
+        self.template_problems_cache = {}
+        self.param_read_cache = {}
+        self.read_cuts = 0
 
     # The first pass: parents, scopes and binding sites.
     def collect(self):
@@ -877,6 +1374,7 @@ class Analyser:
         if not isinstance(node.ctx, ast.Load):
             self.check_name_binding(node, scope)
             return
+        self.check_reading_reference(node, self.qualnames(node, scope))
         if name in FORBIDDEN_BUILTINS and name not in BUILTIN_NAMES_OK_AS_ATTRIBUTES:
             if not (isinstance(parent, ast.Call) and parent.func is node and self.literal_attribute_call(parent)):
                 self.report('forbidden-name', "Use of forbidden name '%s'" % name, node)
@@ -1066,6 +1564,9 @@ class Analyser:
                 rule = 'dynamic-name' if root.split('.')[0] in ('dataclasses', 'typing', 'enum') else 'module-tampering'
                 self.report(rule, "Assigning to attributes of objects '%s' hands out is not allowed" % root, node)
         self.check_attribute_name(attr, node, node.value, scope, load, parent)
+        self.check_request_attribute(node, scope, load)
+        if load and quals:
+            self.check_reading_reference(node, ['%s.%s' % (q, attr) for q in quals])
         for qual in quals:
             self.check_member(qual, attr, node)
         if attr in ('format', 'format_map'):
@@ -1176,14 +1677,37 @@ class Analyser:
                     return method
             for field in ('body', 'orelse', 'finalbody'):
                 block = getattr(parent, field, None)
-                if isinstance(block, list) and child in block:
-                    for earlier in block[:block.index(child)]:
-                        if (isinstance(earlier, ast.If) and isinstance(earlier.test, ast.UnaryOp)
-                                and isinstance(earlier.test.op, ast.Not) and is_check(earlier.test.operand)
-                                and isinstance(earlier.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))):
+                if isinstance(block, list):
+                    position = self.position_in_block(block, child)
+                    if position is not None:
+                        guard = self.first_guard(block, value.id, method, is_check)
+                        if guard is not None and guard < position:
                             return method
             child, parent = parent, self.parent(parent)
         return None
+
+    def position_in_block(self, block, statement):
+        """The index of a statement in its block, from an index built once per block (a scan per
+        read was quadratic in a long method)."""
+        index = self.block_index.get(id(block))
+        if index is None:
+            index = self.block_index[id(block)] = {id(each): position for position, each in enumerate(block)}
+        return index.get(id(statement))
+
+    def first_guard(self, block, name, method, is_check):
+        """The index of the first `if not isinstance(name, C): return ...` of a block, or None; once
+        per block, name and class."""
+        key = (id(block), name, id(method))
+        if key not in self.guard_cache:
+            found = None
+            for position, earlier in enumerate(block):
+                if (isinstance(earlier, ast.If) and isinstance(earlier.test, ast.UnaryOp)
+                        and isinstance(earlier.test.op, ast.Not) and is_check(earlier.test.operand)
+                        and isinstance(earlier.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))):
+                    found = position
+                    break
+            self.guard_cache[key] = found
+        return self.guard_cache[key]
 
     def builds_instance_of(self, value, cls, scope):
         """`C(...)` (or `cls(...)` in C's classmethod) where C has no base from outside the plugin
@@ -1353,14 +1877,23 @@ class Analyser:
         a def of that name that uses them, or anything else bound to that name in a class that has
         such a def (`g = f`, `p = property(f)`), in C or the plugin classes it derives from."""
         for owner in self.plugin_ancestry(cls):
-            trusting = [statement for statement in owner.body
-                        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
-                        and not self.is_static(statement) and not self.is_classmethod(statement)
-                        and self.uses_private_self(statement)]
+            trusting = self.trusting_methods(owner)
             for binding in self.scope_of[id(owner)].bindings.get(attr, []):
-                if binding.node in trusting if binding.kind == 'def' else trusting:
+                if id(binding.node) in trusting if binding.kind == 'def' else trusting:
                     return True
         return False
+
+    def trusting_methods(self, owner):
+        """The ids of the methods of a class body that trust self with private names, once per
+        class: `C.m` read a thousand times would walk every method a thousand times."""
+        found = self.trusting_cache.get(id(owner))
+        if found is None:
+            found = self.trusting_cache[id(owner)] = frozenset(
+                id(statement) for statement in owner.body
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and not self.is_static(statement) and not self.is_classmethod(statement)
+                and self.uses_private_self(statement))
+        return found
 
     def is_classmethod(self, function):
         """Reached through its class, a classmethod is bound to the class: cls is still C."""
@@ -1383,16 +1916,19 @@ class Analyser:
                 return
 
     def uses_private_self(self, function):
-        for child in ast.walk(function):
-            if isinstance(child, ast.Attribute) and (is_private(child.attr) or is_dunder(child.attr)):
-                return True
-        return False
+        found = self.private_use_cache.get(id(function))
+        if found is None:
+            found = self.private_use_cache[id(function)] = any(
+                isinstance(child, ast.Attribute) and (is_private(child.attr) or is_dunder(child.attr))
+                for child in ast.walk(function))
+        return found
 
     # --- calls
 
     def check_Call(self, node, scope):
         func = node.func
         quals = self.qualnames(func, scope)
+        self.check_reading_call(node, scope, quals)
         for qual in quals:
             spec = OPEN_LIKE.get(qual)
             if spec is not None:
@@ -1613,9 +2149,18 @@ class Analyser:
             self.report('format-string', '.%s() is only allowed on a string literal, whose fields are checked'
                         % node.attr, node)
             return
-        for template in templates:
-            for problem in self.template_problems(template, 0):
-                self.report(problem[0], 'Format field: %s' % problem[1], node)
+        for problem in self.problems_of_templates(templates):
+            self.report(problem[0], 'Format field: %s' % problem[1], node)
+
+    def problems_of_templates(self, templates):
+        if isinstance(templates, tuple):
+            # The cached texts of a class constant: the same problems at every read of it.
+            found = self.template_problems_cache.get(id(templates))
+            if found is None:
+                found = self.template_problems_cache[id(templates)] = [
+                    problem for template in templates for problem in self.template_problems(template, 0)]
+            return found
+        return [problem for template in templates for problem in self.template_problems(template, 0)]
 
     def template_texts(self, node, scope):
         """The literal templates `node` can be (a literal, a module constant, a class constant), or None."""
@@ -1637,6 +2182,14 @@ class Analyser:
         name = node.attr
         if owner is None or not self.only_plugin_bases(owner) or not self.binds_in_plugin_ancestry(owner, name):
             return None
+        return self.constant_texts_named(name)
+
+    def constant_texts_named(self, name):
+        """The literals every plugin class binds `name` to (see class_constant_texts), or None;
+        once per name, as a tuple the format check keys its findings on: a read per class of
+        a thousand classes would loop over every class a thousand times."""
+        if name in self.constant_texts_cache:
+            return self.constant_texts_cache[name]
         texts = []
         for cls in self.plugin_classes.values():
             bindings = self.scope_of[id(cls)].bindings.get(name, [])
@@ -1645,12 +2198,14 @@ class Analyser:
             binding = bindings[0]
             statement = self.parent(binding.node)
             if (len(bindings) != 1 or binding.kind != 'value' or not isinstance(statement, ast.Assign)
-                    or statement not in cls.body or not is_str_constant(binding.value)):
-                return None
+                    or self.parent(statement) is not cls or not is_str_constant(binding.value)):
+                texts = None
+                break
             texts.append(binding.value.value)
-        if name in self.attributes_set_anywhere():
-            return None
-        return texts
+        if texts is not None and name in self.attributes_set_anywhere():
+            texts = None
+        result = self.constant_texts_cache[name] = None if texts is None else tuple(texts)
+        return result
 
     def attributes_set_anywhere(self):
         """Attribute names stored or deleted anywhere, or named by setattr/delattr with a literal."""
@@ -1914,9 +2469,37 @@ def assigned_names(statement):
 
 # --- entry points -----------------------------------------------------------------------------
 
-def analyse(raw):
-    """The violations for one plugin's bytes, sorted; never raises."""
+class AnalysisTooSlow(BaseException):
+    """Raised by the CPU-time alarm; a BaseException so that no `except Exception` of a rule hides it."""
+
+
+def out_of_time(signum, frame):
+    raise AnalysisTooSlow()
+
+
+def analyse(raw, budget_s=DEFAULT_BUDGET_S):
+    """The violations for one plugin's bytes, sorted; never raises.
+
+    The budget is CPU time (ITIMER_PROF: user and system time of this process), so a niced worker
+    on a busy machine is not refused for the time it waited for the CPU."""
     findings = Findings()
+    signal.signal(signal.SIGPROF, out_of_time)
+    signal.setitimer(signal.ITIMER_PROF, budget_s)
+    try:
+        try:
+            analyse_into(raw, findings)
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            # An alarm that fired just before it was disarmed must not raise after this point.
+            signal.signal(signal.SIGPROF, signal.SIG_IGN)
+    except AnalysisTooSlow:
+        findings.items = [(1, 0, 'analysis-too-slow', 'The analysis took more than its budget of %g s of CPU '
+                           'time; plugin rejected (split it into smaller files or simplify the repeated '
+                           'pattern)' % budget_s)]
+    return to_violations(findings, raw)
+
+
+def analyse_into(raw, findings):
     try:
         text = check_bytes(raw, findings)
         if text is not None:
@@ -1935,7 +2518,6 @@ def analyse(raw):
         findings.items = [(1, 0, 'too-deep', 'Nesting deeper than %d levels is not allowed' % MAX_NESTING_DEPTH)]
     except Exception:  # fail closed: no detail for the uploader
         findings.items = [(1, 0, 'internal-error', 'Validator failed internally; plugin rejected')]
-    return to_violations(findings, raw)
 
 
 def to_violations(findings, raw):
@@ -1995,7 +2577,9 @@ def serve():
             program_view = load_view().program_view
             answer = {'id': request['id'], 'views': [program_view(base64.b64decode(s)) for s in request['view']]}
         else:
-            answer = {'id': request['id'], 'violations': analyse(base64.b64decode(request['source']))}
+            budget_ms = request.get('budget_ms')
+            budget_s = budget_ms / 1000 if isinstance(budget_ms, (int, float)) and budget_ms > 0 else DEFAULT_BUDGET_S
+            answer = {'id': request['id'], 'violations': analyse(base64.b64decode(request['source']), budget_s)}
         out.write(json.dumps(answer) + '\n')
         out.flush()
 
