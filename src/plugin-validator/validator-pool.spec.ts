@@ -60,7 +60,7 @@ describe('ValidatorPool', () => {
 
   it('keeps the event loop free during a large validation', async () => {
     const source = largePlugin();
-    // The 5 s deadline is the next test's: on a machine busy with other spec files the 200 KB
+    // The default deadline is the next test's: on a machine busy with other spec files the 200 KB
     // took longer, and this test is about the event loop, not the deadline.
     const roomy = newPool({ timeoutMs: 120_000 });
     await roomy.validate(plugin('return None'));
