@@ -1,8 +1,15 @@
 import { dirname } from 'node:path';
 import { mailboxOf } from '../src/users/mailbox';
-import { activate, login, register, setPasswordByOtp, STRONG_PASSWORD } from './helpers/accounts';
+import { activate, register, setPasswordByOtp, STRONG_PASSWORD } from './helpers/accounts';
 import { fail } from './helpers/envelopes';
-import { benignPlugin, databaseUrlOf, readThenApprove, upload, validFields } from './helpers/marketplace';
+import {
+  benignPlugin,
+  databaseUrlOf,
+  readThenApprove,
+  signedIn,
+  upload,
+  validFields,
+} from './helpers/marketplace';
 import type { SignedInUser } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
 import { bootApp, createTestApp, TestApp } from './helpers/test-app';
@@ -28,13 +35,7 @@ describe('own plugins are judged by mailbox', () => {
     await register(t, { ...user, email: typed });
     await activate(t, smtp, user);
     await setPasswordByOtp(t, smtp, user);
-    const token = await login(t, user);
-    const me = await t
-      .http()
-      .get('/api/v1/community-plugins/me/')
-      .set('Authorization', `Bearer ${token}`)
-      .expect(200);
-    return { ...user, token, id: (me.body as { data: { id: number } }).data.id };
+    return signedIn(t, user);
   }
 
   const uploadAs = async (user: SignedInUser, name: string): Promise<number> => {

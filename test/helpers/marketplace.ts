@@ -68,6 +68,11 @@ export interface SignedInUser extends TestUser {
 export async function signUpAs(t: TestApp, smtp: SmtpSink, username: string): Promise<SignedInUser> {
   const user: TestUser = { username, email: `${username}@example.com`, password: STRONG_PASSWORD };
   await registerAndActivate(t, smtp, user);
+  return signedIn(t, user);
+}
+
+/** Logs `user` in and reads its id from `community-plugins/me/`. */
+export async function signedIn(t: TestApp, user: TestUser): Promise<SignedInUser> {
   const token = await login(t, user);
   const me = await t
     .http()
