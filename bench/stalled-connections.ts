@@ -19,7 +19,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, getJson, waitUntilReady } from '../test/helpers/api-process';
+import { freePort, getJson, stopProcess, waitUntilReady } from '../test/helpers/api-process';
 import {
   closedWithin,
   LIVENESS_REQUEST,
@@ -104,15 +104,6 @@ async function requestFromElsewhere(port: number): Promise<string> {
   return `${status} in ${Math.round(performance.now() - started)} ms`;
 }
 
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 async function measure(scenario: Scenario): Promise<Figures> {
   const { child, port, dir } = await startServer(scenario.cap);
   const connections: RawConnection[] = [];
@@ -155,7 +146,7 @@ async function measure(scenario: Scenario): Promise<Figures> {
     };
   } finally {
     for (const connection of connections) connection.socket.destroy();
-    await stop(child);
+    await stopProcess(child);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -170,15 +170,17 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
     child.kill('SIGKILL');
     throw error;
   }
-  const stop = async () => {
-    if (child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
-  };
-  return { child, port, stop };
+  return { child, port, stop: () => stopProcess(child) };
+}
+
+/** SIGTERM, and SIGKILL if it has not exited 15 s later. */
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
 }
 
 export interface ObservedApiProcess {
