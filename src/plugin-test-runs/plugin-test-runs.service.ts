@@ -122,9 +122,7 @@ export class PluginTestRunsService implements OnApplicationBootstrap, BeforeAppl
   }
 
   async start(admin: AuthUser, id: number | null, versionText: string): Promise<TestRunStarted> {
-    const plugin = await findPluginOr404(this.plugins, id);
-    const version = await this.versions.find(plugin.id, versionText);
-    if (!version) throw new ApiError(HttpStatus.NOT_FOUND, VERSION_NOT_FOUND);
+    const { plugin, version } = await this.versionOr404(id, versionText);
     const problem = await this.jail.problem();
     if (problem !== null)
       throw new ApiError(HttpStatus.SERVICE_UNAVAILABLE, `${TEST_RUNS_UNAVAILABLE}: ${problem}`);
@@ -170,12 +168,17 @@ export class PluginTestRunsService implements OnApplicationBootstrap, BeforeAppl
   }
 
   async newest(id: number | null, versionText: string): Promise<TestRunView> {
-    const plugin = await findPluginOr404(this.plugins, id);
-    const version = await this.versions.find(plugin.id, versionText);
-    if (!version) throw new ApiError(HttpStatus.NOT_FOUND, VERSION_NOT_FOUND);
+    const { plugin, version } = await this.versionOr404(id, versionText);
     const run = await this.runs.newest(plugin.id, version.version);
     if (!run) throw new ApiError(HttpStatus.NOT_FOUND, NO_TEST_RUN);
     return toView(run);
+  }
+
+  private async versionOr404(id: number | null, versionText: string) {
+    const plugin = await findPluginOr404(this.plugins, id);
+    const version = await this.versions.find(plugin.id, versionText);
+    if (!version) throw new ApiError(HttpStatus.NOT_FOUND, VERSION_NOT_FOUND);
+    return { plugin, version };
   }
 
   /** Never rejects: whatever happens ends as the run's status. */
