@@ -8,7 +8,8 @@ export type WorstCase =
   | 'class-constant-templates'
   | 'private-reads-on-parameter'
   | 'template-classes'
-  | 'file-reads-through-helper';
+  | 'file-reads-through-helper'
+  | 'class-chain';
 
 export const WORST_CASES: readonly WorstCase[] = [
   'methods-through-class',
@@ -16,6 +17,7 @@ export const WORST_CASES: readonly WorstCase[] = [
   'private-reads-on-parameter',
   'template-classes',
   'file-reads-through-helper',
+  'class-chain',
 ];
 
 function grow(head: string[], targetBytes: number, next: (index: number) => string, tail: string): string {
@@ -93,6 +95,17 @@ export function generateWorstCase(kind: WorstCase, targetBytes: number): string 
         targetBytes,
         (index) => `    read(PluginInfo["wordlist_${index}"])\n    read("words_${index}.txt")\n`,
         '    return None\n',
+      );
+    case 'class-chain':
+      // Each class derives from the one before and is built: each build asked its whole ancestry.
+      return grow(
+        [
+          'DESCRIPTION = "A chain of classes, each built once"\n\nLEVELS = []\n\n\nclass Level0:\n    depth = 0\n\n\n',
+        ],
+        targetBytes,
+        (index) =>
+          `class Level${index + 1}(Level${index}): depth = ${index + 1}\nLEVELS.append(Level${index + 1}())\n`,
+        'def run(PluginInfo):\n    return [level.depth for level in LEVELS]\n',
       );
   }
 }

@@ -335,6 +335,9 @@ BINDING_TYPES = frozenset([ast.Import, ast.ImportFrom, ast.FunctionDef, ast.Asyn
                            ast.ClassDef, ast.Name, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping,
                            ast.Global, ast.Nonlocal])
 COMPREHENSION_TYPES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# The methods `==`, `<`, `in` and the like hand their other operand to (door 1: comparisons_are_pure).
+MAX_TRUSTED_ANCESTRY = 64  # plugin classes a class may derive from and keep its exemptions (door 1)
+COMPARISON_METHODS = frozenset(('__eq__', '__ne__', '__lt__', '__le__', '__gt__', '__ge__', '__contains__'))
 COMPREHENSION_NAMES = {ast.ListComp: 'listcomp', ast.SetComp: 'setcomp', ast.DictComp: 'dictcomp',
                        ast.GeneratorExp: 'genexpr'}
 
@@ -940,6 +943,9 @@ class Analyser(ReadingRules):
         self.ancestry_cache = {}
         self.trusting_cache = {}
         self.private_use_cache = {}
+        self.families = None  # door 1: see class_families
+        self.certain_names = None
+        self.pure_comparisons = None
         self.block_index = {}
         self.guard_cache = {}
         self.constant_texts_cache = {}
@@ -1645,7 +1651,7 @@ class Analyser(ReadingRules):
             owner = self.own_class(value, scope) if value is not None else None
             if owner is None:
                 owner = self.checked_instance_class(value, node, scope)
-            if owner is None or not self.binds_in_plugin_ancestry(owner, attr):
+            if owner is None or not self.owns_name(owner, attr):
                 self.report('private-access', "Access to private attribute '%s' is not allowed" % attr, node)
 
     def checked_instance_class(self, value, node, scope):
@@ -1663,8 +1669,8 @@ class Analyser(ReadingRules):
             return method  # `new = C(...)`: an instance of the class itself
         if not meanings or not all(m.kind == 'param' and m.binding.node is scope.node for m in meanings):
             return None
-        if self.only_compared(node):
-            return method  # `self._severity < other._severity`: a value compared is never run
+        if self.only_compared(node) and self.comparisons_are_pure():
+            return method  # `self._severity < other._severity`: a value compared is never run or kept
         is_check = lambda test: self.is_isinstance_check(test, value.id, method, scope)
         child, parent = node, self.parent(node)
         while parent is not None and child is not scope.node:
@@ -1712,7 +1718,8 @@ class Analyser(ReadingRules):
     def builds_instance_of(self, value, cls, scope):
         """`C(...)` (or `cls(...)` in C's classmethod) where C has no base from outside the plugin
         and no `__new__` of its own, which could return any object."""
-        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)) or not self.only_plugin_bases(cls):
+        if (not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)) or self.trust_ended(cls)
+                or not self.only_plugin_bases(cls)):
             return False
         if any('__new__' in self.class_names[id(c)] for c in self.plugin_ancestry(cls)):
             return False
@@ -1729,11 +1736,12 @@ class Analyser(ReadingRules):
         """The class and every plugin class among its bases, however deep (each once)."""
         found = self.ancestry_cache.get(id(cls))
         if found is None:
-            found, pending = [], [cls]
+            found, seen, pending = [], set(), [cls]
             while pending:
                 current = pending.pop()
-                if any(current is seen for seen in found):
-                    continue
+                if id(current) in seen:
+                    continue  # a set: a scan of `found` made a chain of classes cubic
+                seen.add(id(current))
                 found.append(current)
                 outer = self.node_scope[id(current)]
                 for base in current.bases:
@@ -1759,7 +1767,7 @@ class Analyser(ReadingRules):
             return False
         meanings = self.meanings_when_bound(checked.id, scope)
         return (bool(meanings) and all(m.kind == 'class' and m.binding.node is cls for m in meanings)
-                and self.only_plugin_bases(cls))
+                and not self.trust_ended(cls) and self.only_plugin_bases(cls))
 
     def only_plugin_bases(self, cls):
         """No base from outside the plugin: an ABC's register() or a runtime Protocol would make
@@ -1773,6 +1781,273 @@ class Analyser(ReadingRules):
                 if not meanings or not all(m.kind == 'class' for m in meanings):
                     return False
         return True
+
+    # --- door 1: the exemptions trust the class object, which the class statement only describes.
+    # self/cls/super(), `C(...)`, isinstance, a value only compared and a class constant are
+    # trusted only in a family of classes whose every possible class object the tree proves: the
+    # classes of the plugin that one another derive from, each made by its statement alone, with
+    # no base but such classes and the library classes of `known_bases` (whose names the tables
+    # list), and no class object handed to code that could derive from it.
+
+    def class_families(self):
+        """Once per plugin: (ended, library_names, has_library). `ended` holds the ids of the classes
+        whose trust ends: one not plain (a class keyword, a decorator that may return another
+        class, a base that is not a plugin class or a known library class, handed out as a value),
+        every class deriving from one, and every class one derives from (its methods' self may be
+        an instance of it). library_names maps a class id to the names the known library bases of
+        its family hold; has_library to whether the family has one."""
+        if self.families is not None:
+            return self.families
+        known = R['known_bases']
+        classes = self.plugin_classes
+        parent_of = {}  # union-find over "derives from": one family per connected set
+        bases_of, children, library, not_plain = {}, {}, {}, set(self.escaped_classes())
+
+        def root(class_id):
+            while parent_of.setdefault(class_id, class_id) != class_id:
+                parent_of[class_id] = parent_of[parent_of[class_id]]
+                class_id = parent_of[class_id]
+            return class_id
+
+        for class_id, cls in classes.items():
+            scope = self.node_scope[class_id]
+            names = library[class_id] = set()
+            bases_of[class_id] = []
+            if cls.keywords or not all(self.is_identity_decorator(d, scope) for d in cls.decorator_list):
+                not_plain.add(class_id)
+            for base in cls.bases:
+                plugin_bases = self.plugin_base_classes(base, scope)
+                quals = None if plugin_bases is not None else self.known_library_base(base, scope)
+                if plugin_bases is not None:
+                    for parent in plugin_bases:
+                        bases_of[class_id].append(id(parent))
+                        children.setdefault(id(parent), []).append(class_id)
+                        parent_of[root(class_id)] = root(id(parent))
+                elif quals is not None:
+                    for qual in quals:
+                        names.update(known[qual])
+                else:
+                    not_plain.add(class_id)
+        ended, pending = set(), list(not_plain)
+        while pending:  # down: a class deriving from one not plain is not either
+            class_id = pending.pop()
+            if class_id not in ended:
+                ended.add(class_id)
+                pending += children.get(class_id, [])
+        up = set()
+        pending = list(ended)
+        while pending:  # up: the classes they derive from
+            class_id = pending.pop()
+            if class_id not in up:
+                up.add(class_id)
+                pending += bases_of.get(class_id, [])
+        family_names, family_library = {}, {}
+        for class_id, names in library.items():
+            family = root(class_id)
+            family_names.setdefault(family, set()).update(names)
+            family_library[family] = family_library.get(family, False) or bool(
+                [b for b in classes[class_id].bases if self.plugin_base_classes(b, self.node_scope[class_id]) is None])
+        library_names = {class_id: family_names[root(class_id)] for class_id in classes}
+        has_library = {class_id: family_library[root(class_id)] for class_id in classes}
+        self.families = (up, library_names, has_library)
+        return self.families
+
+    def plugin_base_classes(self, base, scope):
+        """The plugin ClassDefs a base names, when it can only be one of them; else None."""
+        if not isinstance(base, ast.Name):
+            return None
+        meanings = self.meanings_when_bound(base.id, scope)
+        if meanings and all(m.kind == 'class' for m in meanings):
+            return [m.binding.node for m in meanings]
+        return None
+
+    def resolved_qualnames(self, node, scope):
+        """qualnames() when every meaning of the expression's name is an import, an alias or a
+        builtin (qualnames() leaves the others out); else None."""
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return None
+        meanings = self.meanings_when_bound(root.id, scope)
+        if not meanings or not all(m.kind in ('import', 'alias', 'builtin') for m in meanings):
+            return None
+        return self.qualnames(node, scope) or None
+
+    def known_library_base(self, base, scope):
+        quals = self.resolved_qualnames(base, scope)
+        return quals if quals and all(q in R['known_bases'] for q in quals) else None
+
+    def is_identity_decorator(self, decorator, scope):
+        """A class decorator that returns the class it is given (`@dataclass`, `@total_ordering`)."""
+        quals = self.resolved_qualnames(decorator.func if isinstance(decorator, ast.Call) else decorator, scope)
+        return bool(quals) and all(q in R['identity_class_decorators'] for q in quals)
+
+    def escaped_classes(self):
+        """The ids of plugin classes read as values (stored, passed, returned): the code that
+        receives one may derive a class from it (`typing.ABCMeta("X", (OpenerDirector, C), {})`)."""
+        escaped = set()
+        reads = self.name_reads()
+        for name in {cls.name for cls in self.plugin_classes.values()}:
+            for read in reads.get(name, []):
+                if self.names_class_in_place(read):
+                    continue
+                for meaning in self.meanings_when_bound(name, self.node_scope[id(read)]):
+                    if meaning.kind == 'class':
+                        escaped.add(id(meaning.binding.node))
+        return escaped
+
+    def names_class_in_place(self, node):
+        """A class name read where it stays what it is: called, a base, an attribute's object,
+        compared, checked (isinstance), annotated, caught, raised, a class pattern, a decorator."""
+        parent = self.parent(node)
+        if isinstance(parent, ast.Call):
+            return parent.func is node or self.names_a_type(node)
+        if isinstance(parent, ast.Attribute):
+            return parent.value is node
+        if isinstance(parent, ast.ClassDef):
+            return node in parent.bases or node in parent.decorator_list
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and node in parent.decorator_list:
+            return True
+        if isinstance(parent, ast.Tuple) and isinstance(self.parent(parent), ast.ExceptHandler):
+            return True
+        return (isinstance(parent, (ast.Compare, ast.ExceptHandler, ast.Raise, ast.MatchClass))
+                or self.names_a_type(node))
+
+    def trust_ended(self, cls):
+        return id(cls) in self.class_families()[0] or not self.small_ancestry(cls)
+
+    def small_ancestry(self, cls):
+        """At most MAX_TRUSTED_ANCESTRY plugin classes in C's ancestry, counted with a bounded walk
+        once per class: no ordinary plugin has more, and the whole ancestry of each class of a
+        chain of thousands was quadratic."""
+        key = ('small', id(cls))
+        found = self.ancestry_cache.get(key)
+        if found is None:
+            seen, pending = set(), [cls]
+            while pending and len(seen) <= MAX_TRUSTED_ANCESTRY:
+                current = pending.pop()
+                if id(current) not in seen:
+                    seen.add(id(current))
+                    for base in current.bases:
+                        pending += self.plugin_base_classes(base, self.node_scope[id(current)]) or []
+            found = self.ancestry_cache[key] = len(seen) <= MAX_TRUSTED_ANCESTRY
+        return found
+
+    def owns_name(self, cls, name):
+        """Whether `name` read on an instance (or the class) of C's family is the plugin's own:
+        the family's trust has not ended, no known library base of it holds the name, and a
+        plugin class C derives from binds it by a statement certain to have run."""
+        if self.trust_ended(cls) or name in self.class_families()[1][id(cls)]:
+            return False
+        certain = self.certainly_bound()
+        return any(name in certain.get(id(c), ()) for c in self.plugin_ancestry(cls))
+
+    def certainly_bound(self):
+        """Per class id, the names a class binds for certain: a def, a class or an assignment with
+        a value directly in its body, and attributes stored on self in `__init__`/`__post_init__`
+        or a method they call on self; not annotations without a value, nor a name `del` anywhere
+        in the body or on self, nor stores in other methods (which may never run)."""
+        if self.certain_names is not None:
+            return self.certain_names
+        certain, deleted, stores, calls = {}, {}, {}, {}
+        for class_id, cls in self.plugin_classes.items():
+            names = certain[class_id] = set()
+            for name, bindings in self.scope_of[class_id].bindings.items():
+                if any(b.kind == 'del' for b in bindings):
+                    continue
+                for binding in bindings:
+                    statement = binding.node if binding.kind in ('def', 'class') else self.statement_of(binding.node)
+                    if statement is not None and self.parent(statement) is cls and (
+                            binding.kind in ('def', 'class') or isinstance(statement, (ast.Assign, ast.AugAssign))
+                            or (isinstance(statement, ast.AnnAssign) and statement.value is not None)):
+                        names.add(name)
+        for node in self.order:
+            if type(node) is not ast.Attribute or not isinstance(node.value, ast.Name):
+                continue
+            scope = self.node_scope[id(node)]
+            method = scope.node
+            if scope.method_of is None or self.own_class(node.value, scope) is not scope.method_of:
+                continue
+            key = (id(scope.method_of), method.name)
+            if isinstance(node.ctx, ast.Del):
+                deleted.setdefault(id(scope.method_of), set()).add(node.attr)
+            elif isinstance(node.ctx, ast.Store):
+                stores.setdefault(key, set()).add(node.attr)
+            elif isinstance(self.parent(node), ast.Call) and self.parent(node).func is node:
+                calls.setdefault(key, set()).add(node.attr)
+        for class_id in self.plugin_classes:
+            run, pending = set(), ['__init__', '__post_init__']
+            while pending:
+                name = pending.pop()
+                if name not in run:
+                    run.add(name)
+                    pending += calls.get((class_id, name), ())
+                    certain[class_id] |= stores.get((class_id, name), set())
+            certain[class_id] -= deleted.get(class_id, set())
+        self.certain_names = certain
+        return certain
+
+    def statement_of(self, node):
+        while node is not None and not isinstance(node, ast.stmt):
+            node = self.parent(node)
+        return node
+
+    def comparisons_are_pure(self):
+        """Whether every comparison or `in` method of the plugin's classes (`__eq__`, `__lt__`,
+        `__contains__`, ...) is a def that uses its other operand only to compare it or check its
+        class: `a == other._x` hands other._x to them, and one that keeps or returns it (`return
+        other`) would give the plugin a library's private value."""
+        if self.pure_comparisons is None:
+            pure = True
+            for class_id in self.plugin_classes:
+                for name, bindings in self.scope_of[class_id].bindings.items():
+                    if name in COMPARISON_METHODS and not all(
+                            b.kind == 'def' and self.is_pure_comparison(b.node) for b in bindings):
+                        pure = False
+            self.pure_comparisons = pure
+        return self.pure_comparisons
+
+    def is_pure_comparison(self, function):
+        args = function.args
+        if (function.decorator_list or isinstance(function, ast.AsyncFunctionDef) or args.vararg or args.kwarg
+                or args.kwonlyargs or len(args.posonlyargs + args.args) != 2):
+            return False
+        other = (args.posonlyargs + args.args)[1].arg
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) + COMPREHENSION_TYPES):
+                if node is not function:
+                    return False
+            if isinstance(node, ast.Name) and node.id == other and not self.only_compared_operand(node):
+                return False
+        return True
+
+    def only_compared_operand(self, node):
+        """`other`, `other.x.y` or `type(other)`, alone or in a tuple, as an operand of a comparison
+        or the first argument of isinstance, whose result is returned, tested or negated."""
+        parent = self.parent(node)
+        while True:
+            if isinstance(parent, ast.Attribute) and parent.value is node:
+                pass
+            elif isinstance(parent, ast.Tuple) and isinstance(parent.ctx, ast.Load):
+                pass
+            elif (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.args
+                  and parent.args[0] is node and parent.func.id in ('type', 'isinstance')
+                  and all(m.kind == 'builtin' for m in self.meanings(parent.func.id, self.node_scope[id(parent)]))):
+                if parent.func.id == 'isinstance':
+                    node, parent = parent, self.parent(parent)
+                    break
+            elif isinstance(parent, ast.Compare):
+                node, parent = parent, self.parent(parent)
+                break
+            else:
+                return False
+            node, parent = parent, self.parent(parent)
+        while isinstance(parent, (ast.BoolOp, ast.Compare)) or (
+                isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
+            node, parent = parent, self.parent(parent)
+        return (isinstance(parent, ast.Return) or (isinstance(parent, (ast.If, ast.IfExp, ast.While, ast.Assert))
+                                                     and parent.test is node))
 
     def is_key_attrgetter(self, node, call):
         if not (isinstance(call, ast.Call) and call.func is node and call.args and not call.keywords):
@@ -1832,12 +2107,26 @@ class Analyser(ReadingRules):
         return False
 
     def derives_from_formatter(self, classdef):
-        known = self.formatter_classes.get(id(classdef))
-        if known is None:
-            known = self.formatter_classes[id(classdef)] = any(
-                'logging.Formatter' in self.qualnames(base, self.node_scope[id(c)])
-                for c in self.plugin_ancestry(classdef) for base in c.bases)
-        return known
+        """A base is logging.Formatter, or a plugin class that derives from it; each class decided
+        once from its bases' answers (its whole ancestry per class was quadratic in a chain). A
+        base still being decided (a cycle of rebound names) counts as one: its calls are checked."""
+        known = self.formatter_classes
+        pending, started = [(classdef, False)], set()
+        while pending:
+            cls, bases_done = pending.pop()
+            if id(cls) in known or (not bases_done and id(cls) in started):
+                continue
+            scope = self.node_scope[id(cls)]
+            parents = [m.binding.node for base in cls.bases if isinstance(base, ast.Name)
+                       for m in self.meanings_when_bound(base.id, scope) if m.kind == 'class']
+            if bases_done:
+                known[id(cls)] = (any('logging.Formatter' in self.qualnames(base, scope) for base in cls.bases)
+                                  or any(known.get(id(p), True) for p in parents))
+            else:
+                started.add(id(cls))
+                pending.append((cls, True))
+                pending += [(p, False) for p in parents if id(p) not in known]
+        return known[id(classdef)]
 
     def check_formatter_arguments(self, call):
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
@@ -2144,8 +2433,8 @@ class Analyser(ReadingRules):
         templates = self.template_texts(receiver, scope) if receiver is not None else None
         if templates is None:
             owner = self.own_class(node.value, scope)
-            if owner is not None and self.binds_in_plugin_ancestry(owner, node.attr):
-                return  # the plugin's own method of that name
+            if owner is not None and self.owns_name(owner, node.attr):
+                return  # the plugin's own method of that name (not str.format of a str subclass)
             self.report('format-string', '.%s() is only allowed on a string literal, whose fields are checked'
                         % node.attr, node)
             return
@@ -2180,8 +2469,9 @@ class Analyser(ReadingRules):
             if meanings and all(m.kind == 'class' and m.binding.node is meanings[0].binding.node for m in meanings):
                 owner = meanings[0].binding.node
         name = node.attr
-        if owner is None or not self.only_plugin_bases(owner) or not self.binds_in_plugin_ancestry(owner, name):
-            return None
+        if (owner is None or self.trust_ended(owner) or self.class_families()[2][id(owner)]
+                or not self.only_plugin_bases(owner) or not self.binds_in_plugin_ancestry(owner, name)):
+            return None  # a library class of its family (`logging.Formatter`'s datefmt) may set the name
         return self.constant_texts_named(name)
 
     def constant_texts_named(self, name):
