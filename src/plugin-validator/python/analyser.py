@@ -1884,8 +1884,10 @@ class Analyser(ReadingRules):
         return bool(quals) and all(q in R['identity_class_decorators'] for q in quals)
 
     def escaped_classes(self):
-        """The ids of plugin classes read as values (stored, passed, returned): the code that
-        receives one may derive a class from it (`typing.ABCMeta("X", (OpenerDirector, C), {})`)."""
+        """The ids of plugin classes handed out as values (stored, passed, returned, `C.mro()`):
+        the code that receives one may derive a class from it (`typing.ABCMeta("X",
+        (OpenerDirector, C), {})`). A class object is reached by its name, by a classmethod's
+        `cls`, or as an attribute when it is defined in a class body (`Outer.Inner`)."""
         escaped = set()
         reads = self.name_reads()
         for name in {cls.name for cls in self.plugin_classes.values()}:
@@ -1895,6 +1897,24 @@ class Analyser(ReadingRules):
                 for meaning in self.meanings_when_bound(name, self.node_scope[id(read)]):
                     if meaning.kind == 'class':
                         escaped.add(id(meaning.binding.node))
+        nested, first_params = {}, set()
+        for cls in self.plugin_classes.values():
+            if isinstance(self.parent(cls), ast.ClassDef):
+                nested.setdefault(cls.name, []).append(id(cls))
+            for statement in cls.body:
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and self.is_classmethod(statement):
+                    first_params.update(a.arg for a in (statement.args.posonlyargs + statement.args.args)[:1])
+        for name in first_params:
+            for read in reads.get(name, []):
+                if not self.names_class_in_place(read):
+                    owner = self.own_class(read, self.node_scope[id(read)])
+                    if owner is not None:
+                        escaped.add(id(owner))  # `return cls` (a subclass's too: its family ends)
+        if nested:
+            for node in self.order:
+                if (type(node) is ast.Attribute and node.attr in nested and type(node.ctx) is ast.Load
+                        and not self.names_class_in_place(node)):
+                    escaped.update(nested[node.attr])
         return escaped
 
     def names_class_in_place(self, node):
@@ -1904,7 +1924,7 @@ class Analyser(ReadingRules):
         if isinstance(parent, ast.Call):
             return parent.func is node or self.names_a_type(node)
         if isinstance(parent, ast.Attribute):
-            return parent.value is node
+            return parent.value is node and parent.attr != 'mro'  # C.mro() lists C itself
         if isinstance(parent, ast.ClassDef):
             return node in parent.bases or node in parent.decorator_list
         if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and node in parent.decorator_list:
