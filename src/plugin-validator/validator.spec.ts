@@ -225,9 +225,7 @@ describe('validate', () => {
       '    @value.setter\n    def value(self, seen):\n        self._seen = seen\n\n';
 
     it('accepts a class whose methods use private names, reached through instances and as classmethods', async () => {
-      expect(
-        await rulesOf(plugin('probe = Probe.build()\nreturn probe.seen()', trustingClass)),
-      ).toEqual([]);
+      expect(await rulesOf(plugin('probe = Probe.build()\nreturn probe.seen()', trustingClass))).toEqual([]);
       // Door 3: what a classmethod returns is not traced, so no attribute is stored on it.
       expect(
         await rulesOf(plugin('probe = Probe.build()\nprobe.value = 1\nreturn probe.seen()', trustingClass)),
