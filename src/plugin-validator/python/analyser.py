@@ -1691,6 +1691,15 @@ class Analyser(ReadingRules):
             return self.plugin_element(sequence.elt, inner, depth)
         if not isinstance(sequence, ast.Name):
             return False
+        # Once per name and scope: each store in a loop over it would scan its every read again.
+        cache = self.__dict__.setdefault('plugin_objects_cache', {})
+        key = (sequence.id, id(scope))
+        if key not in cache:
+            cache[key] = False  # a name bound to itself, through a cycle, proves nothing
+            cache[key] = self.find_plugin_objects(sequence, scope, depth)
+        return cache[key]
+
+    def find_plugin_objects(self, sequence, scope, depth):
         meanings = self.meanings_when_bound(sequence.id, scope)
         bindings = set()
         for meaning in meanings:
