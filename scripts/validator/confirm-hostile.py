@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Confirms that each third- and fourth-round hostile fixture really runs its payload under CPython.
+"""Confirms that each third- to sixth-round hostile fixture really runs its payload under CPython.
 
-    python3 scripts/validator/confirm-hostile.py            # every hostile/r3_*.py and r4_*.py
+    python3 scripts/validator/confirm-hostile.py            # every hostile/r3_ to r6_*.py
     python3 scripts/validator/confirm-hostile.py FILE...    # only these
 
 Each file is copied into a fresh temporary directory and imported by a child `python3` whose
@@ -19,7 +19,7 @@ harmless and stay inside the temporary directory; one of these effects counts as
 
 A module `r3_probe.py` that creates PWNED when imported stands for "any module on the path"
 (for APIs that import a module by name). Prints one line per file and a summary; exits 1 when
-a file did not run its payload. Only the r3_ and r4_ fixtures are written for this script.
+a file did not run its payload. Only the r3_ to r6_ fixtures are written for this script.
 """
 import os
 import shutil
@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 HOSTILE = Path(__file__).resolve().parents[2] / 'test/fixtures/plugins/hostile'
-PREFIXES = ('r3_', 'r4_', 'r5_')
+PREFIXES = ('r3_', 'r4_', 'r5_', 'r6_')
 CANARY = 'R3-CANARY-7f3a91'
 TIMEOUT_S = 20
 VICTIM_TEXT = b'report\n'

@@ -8,7 +8,8 @@ export type WorstCase =
   | 'class-constant-templates'
   | 'private-reads-on-parameter'
   | 'template-classes'
-  | 'file-reads-through-helper';
+  | 'file-reads-through-helper'
+  | 'stores-in-loops-over-a-list';
 
 export const WORST_CASES: readonly WorstCase[] = [
   'methods-through-class',
@@ -16,6 +17,7 @@ export const WORST_CASES: readonly WorstCase[] = [
   'private-reads-on-parameter',
   'template-classes',
   'file-reads-through-helper',
+  'stores-in-loops-over-a-list',
 ];
 
 function grow(head: string[], targetBytes: number, next: (index: number) => string, tail: string): string {
@@ -92,6 +94,19 @@ export function generateWorstCase(kind: WorstCase, targetBytes: number): string 
         ],
         targetBytes,
         (index) => `    read(PluginInfo["wordlist_${index}"])\n    read("words_${index}.txt")\n`,
+        '    return None\n',
+      );
+    case 'stores-in-loops-over-a-list':
+      // Door 3: each store on a loop variable proves the list holds only plugin objects, which
+      // scans every read of the list.
+      return grow(
+        [
+          'DESCRIPTION = "Stores in many loops over one list"\n\n\nclass Finding:\n    def __init__(self):\n',
+          '        self.score = 0\n\n\ndef run(PluginInfo):\n    findings = [Finding(), Finding()]\n',
+        ],
+        targetBytes,
+        (index) =>
+          `    n${index} = len(findings)\n    for item${index} in findings:\n        item${index}.score = ${index}\n`,
         '    return None\n',
       );
   }
