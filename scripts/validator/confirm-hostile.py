@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Confirms that each hostile fixture of the third round onwards really runs its payload under CPython.
+"""Confirms that each third- to sixth-round hostile fixture really runs its payload under CPython.
 
-    python3 scripts/validator/confirm-hostile.py            # every hostile/r3_*.py to r6_*.py
+    python3 scripts/validator/confirm-hostile.py            # every hostile/r3_ to r6_*.py
     python3 scripts/validator/confirm-hostile.py FILE...    # only these
 
 Each file is copied into a fresh temporary directory and imported by a child `python3` whose

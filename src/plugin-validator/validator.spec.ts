@@ -225,9 +225,11 @@ describe('validate', () => {
       '    @value.setter\n    def value(self, seen):\n        self._seen = seen\n\n';
 
     it('accepts a class whose methods use private names, reached through instances and as classmethods', async () => {
+      expect(await rulesOf(plugin('probe = Probe.build()\nreturn probe.seen()', trustingClass))).toEqual([]);
+      // Door 3: what a classmethod returns is not traced, so no attribute is stored on it.
       expect(
         await rulesOf(plugin('probe = Probe.build()\nprobe.value = 1\nreturn probe.seen()', trustingClass)),
-      ).toEqual([]);
+      ).toEqual(['module-tampering']);
     });
 
     it('accepts a base class method called on self: Base.__init__(self), Base.seen(self)', async () => {
@@ -334,8 +336,15 @@ describe('validate', () => {
 
     it('allows getattr, setattr and delattr with a plain literal that passes the attribute rules', async () => {
       expect(
-        await rulesOf(plugin('setattr(PluginInfo, "seen", 1)\nreturn getattr(PluginInfo, "score", 0)')),
+        await rulesOf(
+          plugin(
+            'report = types.SimpleNamespace()\nsetattr(report, "seen", 1)\nreturn getattr(PluginInfo, "score", 0)',
+            'import types\n',
+          ),
+        ),
       ).toEqual([]);
+      // Door 3: the framework's PluginInfo (a parameter) is not the plugin's own object.
+      expect(await rulesOf(plugin('setattr(PluginInfo, "seen", 1)'))).toEqual(['module-tampering']);
       expect(await rulesOf(plugin('setattr(json, "loads", 1)', 'import json\n'))).toContain('forbidden-name');
     });
 

@@ -9,6 +9,7 @@ export type WorstCase =
   | 'private-reads-on-parameter'
   | 'template-classes'
   | 'file-reads-through-helper'
+  | 'stores-in-loops-over-a-list'
   | 'class-chain';
 
 export const WORST_CASES: readonly WorstCase[] = [
@@ -17,6 +18,7 @@ export const WORST_CASES: readonly WorstCase[] = [
   'private-reads-on-parameter',
   'template-classes',
   'file-reads-through-helper',
+  'stores-in-loops-over-a-list',
   'class-chain',
 ];
 
@@ -94,6 +96,19 @@ export function generateWorstCase(kind: WorstCase, targetBytes: number): string 
         ],
         targetBytes,
         (index) => `    read(PluginInfo["wordlist_${index}"])\n    read("words_${index}.txt")\n`,
+        '    return None\n',
+      );
+    case 'stores-in-loops-over-a-list':
+      // Door 3: each store on a loop variable proves the list holds only plugin objects, which
+      // scans every read of the list.
+      return grow(
+        [
+          'DESCRIPTION = "Stores in many loops over one list"\n\n\nclass Finding:\n    def __init__(self):\n',
+          '        self.score = 0\n\n\ndef run(PluginInfo):\n    findings = [Finding(), Finding()]\n',
+        ],
+        targetBytes,
+        (index) =>
+          `    n${index} = len(findings)\n    for item${index} in findings:\n        item${index}.score = ${index}\n`,
         '    return None\n',
       );
     case 'class-chain':

@@ -457,6 +457,10 @@ FRESH_CONTAINER_CALLS = frozenset(['builtins.dict', 'builtins.list', 'builtins.s
                                    'collections.defaultdict', 'collections.Counter', 'collections.deque'])
 BARE_PLUGIN_INFO_CALLS = frozenset(['builtins.len', 'builtins.str', 'builtins.repr', 'builtins.print'])
 MAX_READ_DEPTH = 8
+# Builtins that only read the sequence they are given (door 3: its elements stay what they were).
+ITERATING_BUILTINS = frozenset(['builtins.sorted', 'builtins.len', 'builtins.list', 'builtins.tuple',
+                                'builtins.enumerate', 'builtins.reversed', 'builtins.any', 'builtins.all',
+                                'builtins.min', 'builtins.max', 'builtins.print', 'builtins.str', 'builtins.repr'])
 WHAT_MAY_BE_READ = ('a plugin may read http(s) URLs, files in its working directory and files under '
                     '/usr/share/, named by constants or by the values the framework passes in PluginInfo')
 
@@ -1288,23 +1292,62 @@ class Analyser(ReadingRules):
 
     def is_static(self, function):
         for decorator in function.decorator_list:
-            if isinstance(decorator, ast.Name) and decorator.id == 'staticmethod':
+            if self.builtin_named(decorator, 'staticmethod', self.node_scope[id(function)]):
                 return True
-            if not (isinstance(decorator, ast.Name) and decorator.id in ('classmethod', 'property')):
-                # An unknown decorator may call the function with anything as its first argument.
-                if not self.is_known_decorator(decorator, function):
-                    return True
+            # An unknown decorator may call the function with anything as its first argument.
+            if not self.is_known_decorator(decorator, function):
+                return True
         return False
 
     def is_known_decorator(self, decorator, function):
         scope = self.node_scope[id(function)]
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        quals = self.qualnames(target, scope)
+        quals = self.resolved_qualnames(target, scope)
         if quals and all(q in R['method_decorators'] for q in quals):
             return True
         # `@name.setter` / `@name.getter` of a property defined in the same class.
         return (isinstance(target, ast.Attribute) and target.attr in ('setter', 'getter', 'deleter')
-                and isinstance(target.value, ast.Name))
+                and self.is_property_of_class(target.value, scope, frozenset()))
+
+    # Door 2: decorators are judged on what their names resolve to, never on their spelling.
+    def resolved_qualnames(self, node, scope):
+        """qualnames() when every meaning of the expression's root name is an import, a builtin or
+        an alias of one; [] when any binding of the plugin's own may answer instead (a module-level
+        `def property(f)` beside the builtin)."""
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return []
+        meanings = self.meanings_when_bound(root.id, scope)
+        if not meanings or not all(m.kind in ('import', 'builtin', 'alias') for m in meanings):
+            return []
+        return self.qualnames(node, scope)
+
+    def builtin_named(self, node, name, scope):
+        """`node` is the builtin `name` for certain (not a binding of the plugin's of that name)."""
+        return self.resolved_qualnames(node, scope) == ['builtins.' + name]
+
+    def is_property_of_class(self, node, scope, seen):
+        """`name` in `@name.setter` is a property defined in the same class body: every binding of
+        the name there is a def under the builtin @property or under `@other.setter` (getter,
+        deleter) of such a property, and one is under @property."""
+        if not isinstance(node, ast.Name) or scope.kind != 'class' or node.id in seen or len(seen) > 10:
+            return node.id in seen if isinstance(node, ast.Name) else False
+        seen = seen | {node.id}
+        meanings = self.meanings_when_bound(node.id, scope)
+        found = False
+        for meaning in meanings:
+            function = meaning.binding.node if meaning.kind == 'def' and meaning.scope is scope else None
+            if function is None or not function.decorator_list:
+                return False
+            for decorator in function.decorator_list:
+                if self.builtin_named(decorator, 'property', scope):
+                    found = True
+                elif not (isinstance(decorator, ast.Attribute) and decorator.attr in ('setter', 'getter', 'deleter')
+                          and self.is_property_of_class(decorator.value, scope, seen)):
+                    return False
+        return found
 
     # --- imports
 
@@ -1395,6 +1438,11 @@ class Analyser(ReadingRules):
         if undefined and is_forbidden_module(name):
             self.report('forbidden-import', "Use of forbidden module '%s', which the plugin does not import" % name,
                         node)
+        elif undefined and (is_private(name) or name in MODULE_REACHING_ATTRIBUTES):
+            # Door 3: a library module's private name or module, supplied only by globals copied in
+            # at run time (owtf's own plugins read public names they never bind: those stay).
+            self.report('forbidden-name', "Name '%s' is bound nowhere in the plugin and is not a builtin: its value "
+                        'would come from outside the plugin' % name, node)
         is_callee = isinstance(parent, ast.Call) and parent.func is node
         if builtin and name in FORBIDDEN_BUILTINS:
             self.report('forbidden-name', "Use of forbidden name '%s'" % name, node)
@@ -1403,6 +1451,7 @@ class Analyser(ReadingRules):
             self.report('open-write', 'open may only be called directly, with a literal read mode', node)
         for qualname in imports:
             self.check_callable_used_directly(qualname, node, is_callee)
+        self.check_resolved_name(node, scope, parent, is_callee, builtin)
         if not is_callee and any(m.kind == 'class' and self.derives_from_formatter(m.binding.node)
                                  for m in meanings) and not self.names_a_type(node):
             self.report('dynamic-name', '%s, a logging.Formatter, may only be called directly (its style '
@@ -1420,6 +1469,19 @@ class Analyser(ReadingRules):
                 if self.is_decoder_call(value, scope):
                     self.report('decoded-call', "A decoded value is passed to '%s', which the plugin "
                                 "does not define" % name, value)
+
+    def check_resolved_name(self, node, scope, parent, is_callee, builtin):
+        """Door 2: rules on what a name means, however it is spelled (`from operator import
+        attrgetter`, `kind = type`)."""
+        quals = self.qualnames(node, scope)
+        if 'operator.attrgetter' in quals and not self.is_key_attrgetter(node, parent):
+            self.report('dangerous-attribute', 'attrgetter only as key=attrgetter("name", ...) with literal names '
+                        'that pass the attribute rules', node)
+        if (builtin and node.id == 'type' or 'builtins.type' in quals) and not is_callee and not (
+                isinstance(parent, ast.Compare) or self.names_a_type(node)):
+            # Called elsewhere (an alias, map, a list), type(x) hands out the class of x unchecked.
+            self.report('class-machinery', 'type may only be called directly (type(x) compared or named) or '
+                        'named as a type', node)
 
     def name_facts(self, name, scope):
         """What check_Name needs of a name read in a scope, once per name and scope: its meanings;
@@ -1564,11 +1626,15 @@ class Analyser(ReadingRules):
         quals = self.qualnames(node.value, scope)
         if not load and quals:
             self.report('module-tampering', "Assigning to attributes of '%s' is not allowed" % quals[0], node)
-        elif not load:
+        elif not load and not self.plugin_object(node.value, scope, 0):
             root = self.chain_root(node.value, scope)
             if root:
                 rule = 'dynamic-name' if root.split('.')[0] in ('dataclasses', 'typing', 'enum') else 'module-tampering'
                 self.report(rule, "Assigning to attributes of objects '%s' hands out is not allowed" % root, node)
+            else:
+                self.report('module-tampering', "Assigning to attributes of an object the analyser cannot trace to the "
+                            "plugin's own classes is not allowed: it may be a library object (a dataclasses Field, "
+                            'whose name becomes code)', node)
         self.check_attribute_name(attr, node, node.value, scope, load, parent)
         self.check_request_attribute(node, scope, load)
         if load and quals:
@@ -1584,13 +1650,106 @@ class Analyser(ReadingRules):
                             % attr, node)
         for qual in quals:
             self.check_callable_used_directly('%s.%s' % (qual, attr), node, called)
-        if attr == 'register' and isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self.report('dynamic-name', '@register without a class reads the type from annotations, which '
-                        'typing evaluates as code: write @f.register(cls)', node)
+        if attr == 'register' and load:
+            self.check_register(node, scope, parent)
         if attr == 'open' and not any(q + '.open' in OPEN_LIKE for q in quals):
             self.check_method_open(node, parent)
         if load and isinstance(node.value, ast.Name) and not is_dunder(attr):
             self.check_method_through_class(node, scope)
+
+    def plugin_object(self, value, scope, depth):
+        """Door 3: `value` is an object of the plugin's own for certain, whatever binds its name: self
+        or cls in a method, a plugin class or def, or a local bound only to `C(...)` of a plugin class
+        with plugin bases and no `__new__`, or to `types.SimpleNamespace(...)`. A for or with target,
+        a parameter, a match capture, an except name, a comprehension's value, a name also bound by
+        unpacking or `+=`, or any attribute or item of an object may hold a library object."""
+        if not isinstance(value, ast.Name) or depth > 4:
+            return False
+        if self.own_class(value, scope) is not None:
+            return True
+        meanings = self.meanings_when_bound(value.id, scope)
+        if not meanings:
+            return False
+        for meaning in meanings:
+            if meaning.kind in ('class', 'def'):
+                continue
+            made = meaning.binding.value if meaning.kind == 'value' and meaning.binding is not None else None
+            if isinstance(made, ast.Name) and self.plugin_object(made, self.node_scope[id(made)], depth + 1):
+                continue
+            loop = self.parent(meaning.binding.node) if meaning.kind == 'value' and meaning.binding else None
+            if (isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) and loop.target is meaning.binding.node
+                    and self.plugin_objects(loop.iter, self.node_scope[id(loop.iter)], depth + 1)):
+                continue  # `for finding in findings`, each element a plugin object
+            if not (isinstance(made, ast.Call) and self.makes_plugin_object(made, self.node_scope[id(made)])):
+                return False
+        return True
+
+    def plugin_objects(self, sequence, scope, depth):
+        """Every element of `sequence` is a plugin object: a literal list or tuple of them, a
+        comprehension that makes them, or a name bound only to such, that is only iterated,
+        sorted or counted (no append() or store can have added a library object)."""
+        if depth > 4:
+            return False
+        if isinstance(sequence, (ast.List, ast.Tuple, ast.Set)):
+            return all(self.plugin_element(e, scope, depth) for e in sequence.elts)
+        if isinstance(sequence, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            inner = self.scope_of[id(sequence)]
+            return self.plugin_element(sequence.elt, inner, depth)
+        if not isinstance(sequence, ast.Name):
+            return False
+        # Once per name and scope: each store in a loop over it would scan its every read again.
+        cache = self.__dict__.setdefault('plugin_objects_cache', {})
+        key = (sequence.id, id(scope))
+        if key not in cache:
+            cache[key] = False  # a name bound to itself, through a cycle, proves nothing
+            cache[key] = self.find_plugin_objects(sequence, scope, depth)
+        return cache[key]
+
+    def find_plugin_objects(self, sequence, scope, depth):
+        meanings = self.meanings_when_bound(sequence.id, scope)
+        bindings = set()
+        for meaning in meanings:
+            made = meaning.binding.value if meaning.kind == 'value' and meaning.binding is not None else None
+            if made is None or not self.plugin_objects(made, self.node_scope[id(made)], depth + 1):
+                return False
+            bindings.add(id(meaning.binding))
+        if not meanings:
+            return False
+        for read in self.name_reads().get(sequence.id, ()):
+            read_scope = self.node_scope[id(read)]
+            if not any(id(m.binding) in bindings for m in self.meanings(read.id, read_scope)):
+                continue
+            parent = self.parent(read)
+            if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is read:
+                continue
+            if isinstance(parent, ast.Call) and read in parent.args and all(
+                    q in ITERATING_BUILTINS for q in self.resolved_qualnames(parent.func, read_scope) or ['?']):
+                continue
+            return False
+        return True
+
+    def plugin_element(self, element, scope, depth):
+        if isinstance(element, ast.Call):
+            return self.makes_plugin_object(element, scope)
+        return self.plugin_object(element, scope, depth + 1)
+
+    def makes_plugin_object(self, call, scope):
+        quals = self.resolved_qualnames(call.func, scope)
+        if quals == ['types.SimpleNamespace']:
+            return True
+        if quals in (['copy.copy'], ['copy.deepcopy']) and len(call.args) == 1 and not call.keywords:
+            # A copy of a plugin object is one, its class rebuilt by copy's reconstruction (a plugin
+            # defines no __reduce_ex__, __getstate__ or __setstate__: dunder-access), unless some
+            # plugin class has a __copy__ or __deepcopy__, which may return anything.
+            return not any({'__copy__', '__deepcopy__'} & self.class_names[id(c)]
+                           for c in self.plugin_classes.values()) and self.plugin_element(call.args[0], scope, 0)
+        if not isinstance(call.func, ast.Name):
+            return False
+        meanings = self.meanings_when_bound(call.func.id, scope)
+        return bool(meanings) and all(
+            m.kind == 'class' and self.is_closed_class(m.binding.node, 0)
+            and not any('__new__' in self.class_names[id(c)] for c in self.plugin_ancestry(m.binding.node))
+            for m in meanings)
 
     def chain_root(self, expression, scope, depth=0):
         """The import an object comes from, through calls, attributes and subscripts
@@ -2109,7 +2268,10 @@ class Analyser(ReadingRules):
         if isinstance(parent, ast.Call):
             return (isinstance(parent.func, ast.Name) and parent.func.id in ('isinstance', 'issubclass')
                     and len(parent.args) == 2 and parent.args[1] is node)
-        return (isinstance(parent, ast.arg) or (isinstance(parent, ast.AnnAssign) and parent.annotation is node)
+        # A class body's annotations are handed back at run time (dataclasses.fields()[0].type,
+        # a NamedTuple's): there the class is a value, not only a name.
+        return (isinstance(parent, ast.arg) or (isinstance(parent, ast.AnnAssign) and parent.annotation is node
+                                                and not isinstance(self.parent(parent), ast.ClassDef))
                 or (isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is node))
 
     # A logging.Formatter's style decides whether its fields are read as attributes (str.format).
@@ -2205,8 +2367,10 @@ class Analyser(ReadingRules):
         return found
 
     def is_classmethod(self, function):
-        """Reached through its class, a classmethod is bound to the class: cls is still C."""
-        return any(isinstance(d, ast.Name) and d.id == 'classmethod' for d in function.decorator_list)
+        """Reached through its class, a classmethod is bound to the class: cls is still C (the
+        builtin for certain: a plugin's own `classmethod` may return the function itself)."""
+        scope = self.node_scope[id(function)]
+        return any(self.builtin_named(d, 'classmethod', scope) for d in function.decorator_list)
 
     def check_method_in_class_body(self, node, scope):
         """In the class body, a method that trusts self is only defined, never used as a value
@@ -2267,14 +2431,15 @@ class Analyser(ReadingRules):
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
         if 'functools.wraps' in quals or 'functools.update_wrapper' in quals:
             self.check_wrapper(node, quals, scope)
-        if name == 'register' and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], (
-                ast.Name, ast.Lambda)) and not self.is_class_name(node.args[0], scope):
-            self.report('dynamic-name', 'register(function) reads the type from annotations, which typing '
-                        'evaluates as code: write register(cls, function)', node)
         if PLUGIN_HELPER + '.CommandDump' in quals:
             self.check_command_resources(node, scope)
+        # Keyed on what the callee resolves to (`from functools import wraps as keep`), and on
+        # its spelling when it cannot be resolved.
+        taking = {q.rsplit('.', 1)[-1] for q in quals if q.rsplit('.', 1)[-1] in NAME_TAKING_CALLS}
         if name in NAME_TAKING_CALLS:
-            self.check_name_taking_call(node, name, NAME_TAKING_CALLS[name])
+            taking.add(name)
+        for each in sorted(taking):
+            self.check_name_taking_call(node, each, NAME_TAKING_CALLS[each])
         for keyword in node.keywords:
             if keyword.arg == 'style' and not is_str_constant(keyword.value, ('%', '$')):
                 self.report('dynamic-name', "style= other than '%' or '$' formats log records with "
@@ -2286,10 +2451,38 @@ class Analyser(ReadingRules):
         if isinstance(func, ast.Call) and self.is_decoder_call(func, scope):
             self.report('decoded-call', 'The result of a decoder must not be called', func)
 
+    def check_register(self, node, scope, parent):
+        """Door 4: singledispatch's register(func), register(func, None) and register(cls=func) read
+        the class from func's annotations with typing.get_type_hints, which evaluates strings as
+        code (a '*x' string is compiled as `(*x,)[0]`). So `.register`, on any object, is only
+        called directly with a class first: `f.register(C)` or `f.register(C, function)`."""
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.report('dynamic-name', '@register without a class reads the type from annotations, which '
+                        'typing evaluates as code: write @f.register(cls)', node)
+            return
+        if not (isinstance(parent, ast.Call) and parent.func is node):
+            self.report('dynamic-name', '.register may only be called directly, with a class first: as a value, '
+                        'register(function) reads the type from annotations, which typing evaluates as code', node)
+            return
+        args = parent.args
+        if (parent.keywords or not 1 <= len(args) <= 2 or any(isinstance(a, ast.Starred) for a in args)
+                or not self.is_class_expression(args[0], scope)):
+            self.report('dynamic-name', 'register() needs a class first, written out: register(function), '
+                        'register(function, None) or register(cls=function) read the type from annotations, '
+                        'which typing evaluates as code; write register(cls, function)', parent)
+
+    def is_class_expression(self, node, scope):
+        """A class name (or `A | B` of them), as register() takes it."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            return self.is_class_expression(node.left, scope) and self.is_class_expression(node.right, scope)
+        if isinstance(node, ast.Attribute):
+            return bool(self.resolved_qualnames(node, scope))
+        return self.is_class_name(node, scope)
+
     def is_class_name(self, node, scope):
         if not isinstance(node, ast.Name):
             return False
-        meanings = self.meanings(node.id, scope)
+        meanings = self.meanings_when_bound(node.id, scope)
         return bool(meanings) and all(m.kind in ('class', 'builtin', 'import') for m in meanings)
 
     def check_wrapper(self, node, quals, scope):
@@ -2618,8 +2811,11 @@ class Analyser(ReadingRules):
                 self.check_string_annotation(child, depth)
 
     def check_string_annotation(self, constant, depth):
+        # typing.ForwardRef compiles '*x' as `(*x,)[0]` (an unpacked TypeVarTuple), which parses.
+        text = constant.value
+        text = '(%s,)[0]' % text if text.startswith('*') else text.strip()
         try:
-            expression = ast.parse(constant.value.strip(), mode='eval')
+            expression = ast.parse(text, mode='eval')
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return  # never evaluable, so never code
         if depth > 3 or any(isinstance(n, SCOPE_NODES + (ast.NamedExpr,)) for n in ast.walk(expression)):
