@@ -2077,21 +2077,41 @@ class Analyser(ReadingRules):
         return escaped
 
     def names_class_in_place(self, node):
-        """A class name read where it stays what it is: called, a base, an attribute's object,
-        compared, checked (isinstance), annotated, caught, raised, a class pattern, a decorator."""
+        """A class object read where it stays what it is: called, a base, an attribute's object,
+        checked (the builtin isinstance/issubclass, super(C, self)), caught, raised, a class pattern,
+        a decorator, an annotation of a function, or compared by `is` (by `==` or `in` when no
+        comparison method of the plugin keeps what it is handed)."""
         parent = self.parent(node)
-        if isinstance(parent, ast.Call):
-            return parent.func is node or self.names_a_type(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return True
         if isinstance(parent, ast.Attribute):
             return parent.value is node and parent.attr != 'mro'  # C.mro() lists C itself
         if isinstance(parent, ast.ClassDef):
             return node in parent.bases or node in parent.decorator_list
         if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and node in parent.decorator_list:
             return True
-        if isinstance(parent, ast.Tuple) and isinstance(self.parent(parent), ast.ExceptHandler):
-            return True
-        return (isinstance(parent, (ast.Compare, ast.ExceptHandler, ast.Raise, ast.MatchClass))
-                or self.names_a_type(node))
+        annotation = False
+        while isinstance(parent, (ast.Tuple, ast.BinOp, ast.Subscript)):
+            annotation = annotation or isinstance(parent, ast.Subscript)  # `list[C]`: only as a type hint
+            node, parent = parent, self.parent(parent)
+        if isinstance(parent, (ast.arg, ast.FunctionDef, ast.AsyncFunctionDef)):
+            return parent.annotation is node if isinstance(parent, ast.arg) else parent.returns is node
+        if isinstance(parent, ast.AnnAssign):
+            # A class body's annotation is handed back at run time (dataclasses.fields(C)[0].type).
+            return parent.annotation is node and not isinstance(self.parent(parent), ast.ClassDef)
+        if annotation:
+            return False
+        if isinstance(parent, ast.Call):
+            func = parent.func
+            return (isinstance(func, ast.Name) and func.id in ('isinstance', 'issubclass', 'super')
+                    and len(parent.args) == 2 and not parent.keywords
+                    and parent.args[0 if func.id == 'super' else 1] is node
+                    and all(m.kind == 'builtin' for m in self.meanings(func.id, self.node_scope[id(parent)])))
+        if isinstance(parent, ast.Compare):
+            return all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops) or self.comparisons_are_pure()
+        if isinstance(parent, ast.ExceptHandler):
+            return parent.type is node
+        return isinstance(parent, (ast.Raise, ast.MatchClass))
 
     def trust_ended(self, cls):
         return id(cls) in self.class_families()[0] or not self.small_ancestry(cls)
