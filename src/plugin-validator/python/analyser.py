@@ -948,6 +948,7 @@ class Analyser(ReadingRules):
         self.trusting_cache = {}
         self.private_use_cache = {}
         self.families = None  # door 1: see class_families
+        self.ancestry_small = {}
         self.certain_names = None
         self.pure_comparisons = None
         self.block_index = {}
@@ -1811,7 +1812,15 @@ class Analyser(ReadingRules):
             if owner is None:
                 owner = self.checked_instance_class(value, node, scope)
             if owner is None or not self.owns_name(owner, attr):
-                self.report('private-access', "Access to private attribute '%s' is not allowed" % attr, node)
+                why = ''
+                if owner is not None and self.trust_ended(owner):
+                    why = (": class '%s' may not be what its statement says (a decorator, a class keyword, a "
+                           'library base, a class handed out as a value, or over %d ancestors)'
+                           % (owner.name, MAX_TRUSTED_ANCESTRY))
+                elif owner is not None:
+                    why = (': no class of its own binds it for certain (in the class body or in __init__), '
+                           'or a library base of its family has it')
+                self.report('private-access', "Access to private attribute '%s' is not allowed%s" % (attr, why), node)
 
     def checked_instance_class(self, value, node, scope):
         """The method's class C when `value` is a parameter of the method, never rebound, that
@@ -2008,7 +2017,7 @@ class Analyser(ReadingRules):
                 [b for b in classes[class_id].bases if self.plugin_base_classes(b, self.node_scope[class_id]) is None])
         library_names = {class_id: family_names[root(class_id)] for class_id in classes}
         has_library = {class_id: family_library[root(class_id)] for class_id in classes}
-        self.families = (up, library_names, has_library)
+        self.families = (up, library_names, has_library, bases_of)
         return self.families
 
     def plugin_base_classes(self, base, scope):
@@ -2092,7 +2101,15 @@ class Analyser(ReadingRules):
             return True
         annotation = False
         while isinstance(parent, (ast.Tuple, ast.BinOp, ast.Subscript)):
-            annotation = annotation or isinstance(parent, ast.Subscript)  # `list[C]`: only as a type hint
+            # `A | B` and `list[C]` of types only: a plugin object's `__ror__` or `__getitem__`
+            # would be handed the class. A subscript only as a type hint.
+            if isinstance(parent, ast.BinOp) and not (isinstance(parent.op, ast.BitOr) and all(
+                    self.is_type_expression(side, self.node_scope[id(parent)]) for side in (parent.left, parent.right))):
+                return False
+            if isinstance(parent, ast.Subscript):
+                if parent.value is node or not self.is_type_expression(parent.value, self.node_scope[id(parent)]):
+                    return False
+                annotation = True
             node, parent = parent, self.parent(parent)
         if isinstance(parent, (ast.arg, ast.FunctionDef, ast.AsyncFunctionDef)):
             return parent.annotation is node if isinstance(parent, ast.arg) else parent.returns is node
@@ -2113,25 +2130,45 @@ class Analyser(ReadingRules):
             return parent.type is node
         return isinstance(parent, (ast.Raise, ast.MatchClass))
 
+    def is_type_expression(self, node, scope):
+        """None, a class, a builtin or an import (`typing.Optional`), a subscript or `|` of them:
+        no plugin object whose methods an operator would call."""
+        if isinstance(node, ast.Constant):
+            return node.value is None
+        if isinstance(node, ast.BinOp):
+            return (isinstance(node.op, ast.BitOr) and self.is_type_expression(node.left, scope)
+                    and self.is_type_expression(node.right, scope))
+        if isinstance(node, ast.Subscript):
+            return self.is_type_expression(node.value, scope)
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return False
+        meanings = self.meanings_when_bound(node.id, scope)
+        return bool(meanings) and all(m.kind in ('class', 'builtin', 'import', 'alias') for m in meanings)
+
     def trust_ended(self, cls):
         return id(cls) in self.class_families()[0] or not self.small_ancestry(cls)
 
     def small_ancestry(self, cls):
         """At most MAX_TRUSTED_ANCESTRY plugin classes in C's ancestry, counted with a bounded walk
-        once per class: no ordinary plugin has more, and the whole ancestry of each class of a
-        chain of thousands was quadratic."""
-        key = ('small', id(cls))
-        found = self.ancestry_cache.get(key)
-        if found is None:
-            seen, pending = set(), [cls]
-            while pending and len(seen) <= MAX_TRUSTED_ANCESTRY:
+        once per class (a base already too deep answers at once): no ordinary plugin has more,
+        and the whole ancestry of each class of a chain of thousands was quadratic."""
+        small, bases_of = self.ancestry_small, self.class_families()[3]
+        key = id(cls)
+        if key not in small:
+            seen, pending, within = set(), [key], True
+            while pending:
                 current = pending.pop()
-                if id(current) not in seen:
-                    seen.add(id(current))
-                    for base in current.bases:
-                        pending += self.plugin_base_classes(base, self.node_scope[id(current)]) or []
-            found = self.ancestry_cache[key] = len(seen) <= MAX_TRUSTED_ANCESTRY
-        return found
+                if current in seen:
+                    continue
+                if small.get(current) is False or len(seen) == MAX_TRUSTED_ANCESTRY:
+                    within = False
+                    break
+                seen.add(current)
+                pending += bases_of.get(current, ())
+            small[key] = within
+        return small[key]
 
     def owns_name(self, cls, name):
         """Whether `name` read on an instance (or the class) of C's family is the plugin's own:
