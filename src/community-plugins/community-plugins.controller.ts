@@ -39,6 +39,7 @@ import {
 } from './list-query';
 import type { ListQuery, PageQuery } from './list-query';
 import { PluginCatalogueService } from './plugin-catalogue.service';
+import type { PublicCataloguePage } from './plugin-catalogue.service';
 import {
   PLUGIN_FILE_PART,
   PLUGIN_GROUPS,
@@ -93,7 +94,7 @@ import {
 import { UploadQuotaInterceptor } from './upload-quota.interceptor';
 import { UserPlugin } from './user-plugin.entity';
 import { PluginView } from './views/plugin-audience';
-import { PluginViewInterceptor } from './views/plugin-view.interceptor';
+import { PluginViewInterceptor, Shown } from './views/plugin-view.interceptor';
 import { AdminPluginView, OwnerPluginView, PublicPluginView } from './views/plugin-views';
 
 const ApiPluginId = () => ApiIdParam('id');
@@ -205,7 +206,10 @@ export class CommunityPluginsController {
   })
   @ApiPageQuery()
   @Get()
-  list(@CurrentUser() caller: AuthUser, @Query(ParseListQueryPipe) query: ListQuery): Promise<CataloguePage> {
+  list(
+    @CurrentUser() caller: AuthUser,
+    @Query(ParseListQueryPipe) query: ListQuery,
+  ): Promise<CataloguePage | Shown<PublicCataloguePage>> {
     return this.catalogue.list(caller, query);
   }
 
