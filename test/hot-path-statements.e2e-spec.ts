@@ -30,7 +30,7 @@ describe('statements of the hot paths', () => {
     } = await marketplaceApp(smtp, ['alice', 'boss']));
     for (const name of ['Hot path one', 'Hot path two']) {
       const answer = await upload(t, alice.token, { fields: validFields(name), file: benignPlugin(name) });
-      expect(answer.status).toBe(201);
+      if (answer.status !== 201) throw new Error(`upload: ${answer.status} ${answer.text}`);
       await readThenApprove(t, boss.token, (answer.body as { data: { id: number } }).data.id).expect(200);
     }
   }, 60_000);
