@@ -114,7 +114,8 @@ const NOT_FOUND = { 404: [PLUGIN_NOT_FOUND] };
 
 /**
  * The marketplace. Handlers return entities; PluginViewInterceptor picks each plugin's view
- * from the route's audience and wraps the answer in the success envelope. The literal
+ * from the route's audience and wraps the answer in the success envelope (the readers'
+ * catalogue returns its views already built from the rows, as Shown). The literal
  * routes (`me`, `mine`) come before `:id` so they are never read as an id.
  */
 @ApiTags('community-plugins')
