@@ -30,17 +30,23 @@ interface SessionRow {
   Session_active: unknown;
 }
 
+/** The public view's columns (src/community-plugins/views/plugin-views.ts), and the kept count. */
 interface PluginRow {
-  plugin_id: number;
-  plugin_name: string;
-  plugin_description: string;
-  plugin_group: string;
-  plugin_type: string;
-  plugin_author: string;
-  plugin_status: string;
-  plugin_sha256: string | null;
-  plugin_created_at: unknown;
-  plugin_updated_at: unknown;
+  kept_total: number | string | null;
+  id: number;
+  name: string;
+  description: string;
+  group: string;
+  type: string;
+  author: string;
+  status: string;
+  version: string;
+  tags: string;
+  sha256: string | null;
+  created_at: unknown;
+  updated_at: unknown;
+  rating_total: number;
+  ratings_count: number;
 }
 
 interface UserRow {
@@ -50,16 +56,27 @@ interface UserRow {
   User_is_active: unknown;
   User_deactivated_at: unknown;
   User_email_key: string | null;
+  User_email: string;
+  User_is_admin: unknown;
+  User_password_set_via_otp: unknown;
+  User_locked_at: unknown;
+  User_credential_generation: number;
 }
 
 /** The queries of the measured routes, one implementation per driver. */
 interface BaselineStore {
   tokenOwner(tokenHash: string): Promise<TokenOwnerRow | undefined>;
   sessions(userId: number): Promise<SessionRow[]>;
-  plugins(status: string, limit: number, offset: number): Promise<PluginRow[]>;
-  countPlugins(status: string): Promise<number>;
+  /** The first page of the public list and its kept size, in one statement as the app reads them. */
+  plugins(limit: number, offset: number): Promise<PluginRow[]>;
   usersByKey(key: string): Promise<UserRow[]>;
-  storeToken(userId: number, tokenHash: string, expiresAt: Date, now: Date): Promise<void>;
+  storeToken(
+    userId: number,
+    tokenHash: string,
+    expiresAt: Date,
+    now: Date,
+    generation: number,
+  ): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -78,23 +95,25 @@ function statements(quote: (name: string) => string) {
       `${q('token')}.${q('user_id')} AS ${q('userId')}, ${q('user')}.${q('is_active')} AS ${q('isActive')}, ` +
       `${q('user')}.${q('deactivated_at')} AS ${q('deactivatedAt')}, ${q('user')}.${q('is_admin')} AS ${q('isAdmin')} FROM ${q('user_login_tokens')} ${q('token')} ` +
       `INNER JOIN ${q('users')} ${q('user')} ON ${q('user')}.${q('id')}=${q('token')}.${q('user_id')} ` +
-      `WHERE ${q('token')}.${q('token_hash')} = ?`,
+      `WHERE ${q('token')}.${q('token_hash')} = ? ` +
+      `AND ${q('token')}.${q('credential_generation')} = ${q('user')}.${q('credential_generation')}`,
     sessions:
       `SELECT ${columns('Session', ['id', 'user_id', 'name', 'active', 'created_at'])} ` +
       `FROM ${q('sessions')} ${q('Session')} WHERE ((${q('Session')}.${q('user_id')} = ?)) ` +
       `ORDER BY ${q('Session')}.${q('id')} ASC`,
     plugins:
-      `SELECT ${columns('plugin', PLUGIN_COLUMNS)} FROM ${q('user_plugins')} ${q('plugin')} ` +
-      `WHERE ${q('plugin')}.${q('status')} = ? ` +
-      `ORDER BY ${q('plugin')}.${q('created_at')} DESC, ${q('plugin')}.${q('id')} DESC LIMIT ? OFFSET ?`,
-    countPlugins: `SELECT COUNT(1) AS ${q('cnt')} FROM ${q('user_plugins')} ${q('plugin')} WHERE ${q('plugin')}.${q('status')} = ?`,
+      `SELECT (SELECT c.${q('plugins')} FROM ${q('catalogue_counts')} c WHERE c.${q('name')} = 'listed') AS ${q('kept_total')}, ` +
+      `${PLUGIN_COLUMNS.map(q).join(', ')} FROM ${q('user_plugins')} WHERE ${q('id')} IN (SELECT ${q('id')} FROM ` +
+      `(SELECT ${q('id')} FROM ${q('user_plugins')} WHERE ${q('status')} = 'approved' AND ${q('file_altered_at')} IS NULL ` +
+      `ORDER BY ${q('created_at')} DESC, ${q('id')} DESC LIMIT ? OFFSET ?) AS ${q('page')}) ` +
+      `ORDER BY ${q('created_at')} DESC, ${q('id')} DESC`,
     usersByKey:
       `SELECT ${columns('User', USER_COLUMNS)} FROM ${q('users')} ${q('User')} ` +
       `WHERE ((${q('User')}.${q('email_key')} = ?)) OR ((${q('User')}.${q('name_key')} = ?)) LIMIT 2`,
     deleteExpired: `DELETE FROM ${q('user_login_tokens')} WHERE (${q('user_id')} = ? AND ${q('expires_at')} < ?)`,
     insertToken:
       `INSERT INTO ${q('user_login_tokens')}(${q('user_id')}, ${q('token_hash')}, ${q('expires_at')}, ` +
-      `${q('created_at')}) VALUES (?, ?, ?, ?)`,
+      `${q('created_at')}, ${q('credential_generation')}) VALUES (?, ?, ?, ?, ?)`,
   };
 }
 
@@ -106,15 +125,13 @@ const PLUGIN_COLUMNS = [
   'type',
   'author',
   'status',
-  'rejection_reason',
-  'user_id',
-  'reviewed_by_user_id',
-  'reviewed_at',
-  'execution_timeout',
+  'version',
+  'tags',
   'sha256',
-  'file_path',
   'created_at',
   'updated_at',
+  'rating_total',
+  'ratings_count',
 ];
 
 const USER_COLUMNS = [
@@ -136,6 +153,7 @@ const USER_COLUMNS = [
   'otp_day_start',
   'otp_day_count',
   'locked_at',
+  'credential_generation',
   'created_at',
 ];
 
@@ -166,21 +184,19 @@ function sqliteStore(path: string): BaselineStore {
   const prepared = {
     tokenOwner: db.prepare<[string], TokenOwnerRow>(sql.tokenOwner),
     sessions: db.prepare<[number], SessionRow>(sql.sessions),
-    plugins: db.prepare<[string, number, number], PluginRow>(sql.plugins),
-    countPlugins: db.prepare<[string], { cnt: number }>(sql.countPlugins),
+    plugins: db.prepare<[number, number], PluginRow>(sql.plugins),
     usersByKey: db.prepare<[string, string], UserRow>(sql.usersByKey),
     deleteExpired: db.prepare<[number, string]>(sql.deleteExpired),
-    insertToken: db.prepare<[number, string, string, string]>(sql.insertToken),
+    insertToken: db.prepare<[number, string, string, string, number]>(sql.insertToken),
   };
   return {
     tokenOwner: async (hash) => prepared.tokenOwner.get(hash),
     sessions: async (userId) => prepared.sessions.all(userId),
-    plugins: async (status, limit, offset) => prepared.plugins.all(status, limit, offset),
-    countPlugins: async (status) => prepared.countPlugins.get(status)!.cnt,
+    plugins: async (limit, offset) => prepared.plugins.all(limit, offset),
     usersByKey: async (key) => prepared.usersByKey.all(key, key),
-    storeToken: async (userId, hash, expiresAt, now) => {
+    storeToken: async (userId, hash, expiresAt, now, generation) => {
       prepared.deleteExpired.run(userId, sqliteDate(now));
-      prepared.insertToken.run(userId, hash, sqliteDate(expiresAt), sqliteDate(now));
+      prepared.insertToken.run(userId, hash, sqliteDate(expiresAt), sqliteDate(now), generation);
     },
     close: async () => db.close(),
   };
@@ -207,21 +223,25 @@ function mysqlStore(database: Extract<AppConfig['database'], { type: 'mysql' }>)
   return {
     tokenOwner: async (hash) => (await rows<TokenOwnerRow>(sql.tokenOwner, [hash]))[0],
     sessions: (userId) => rows<SessionRow>(sql.sessions, [userId]),
-    plugins: (status, limit, offset) => rows<PluginRow>(sql.plugins, [status, limit, offset]),
-    countPlugins: async (status) => Number((await rows<{ cnt: unknown }>(sql.countPlugins, [status]))[0].cnt),
+    plugins: (limit, offset) => rows<PluginRow>(sql.plugins, [limit, offset]),
     usersByKey: (key) => rows<UserRow>(sql.usersByKey, [key, key]),
-    storeToken: async (userId, hash, expiresAt, now) => {
+    storeToken: async (userId, hash, expiresAt, now, generation) => {
       await pool.query(sql.deleteExpired, [userId, now]);
-      await pool.query(sql.insertToken, [userId, hash, expiresAt, now]);
+      await pool.query(sql.insertToken, [userId, hash, expiresAt, now, generation]);
     },
     close: () => pool.end(),
   };
 }
 
-/** Dates as the app's views write them: SQLite text is UTC, MySQL gives Date objects (timezone Z). */
+/**
+ * Dates as the app's views write them: MySQL gives Date objects (timezone Z); SQLite text is
+ * UTC, `YYYY-MM-DD HH:MM:SS.SSS` as TypeORM writes it, put into ISO form as the app does.
+ */
 function isoDate(value: unknown): string {
   if (value instanceof Date) return value.toISOString();
-  return new Date(String(value).replace(' ', 'T') + 'Z').toISOString();
+  const text = String(value);
+  if (/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/.test(text)) return `${text.slice(0, 10)}T${text.slice(11)}Z`;
+  return new Date(text.replace(' ', 'T') + 'Z').toISOString();
 }
 
 const flag = (value: unknown): boolean => Boolean(Number(value));
@@ -303,32 +323,42 @@ export async function startBaseline(config: AppConfig): Promise<BaselineServer> 
     });
   }
 
-  /** The default catalogue page: approved plugins, newest first, public view. */
+  /**
+   * The default catalogue page as a reader gets it: approved plugins with unaltered files,
+   * newest first, in the public view (every member, in its order), with the list's kept size.
+   */
   async function catalogue(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const user = await authenticate(request);
     if (!user) return sendJson(response, 401, { status: 'fail', message: 'Unauthorized' });
     const limit = 50;
     const offset = 0;
-    const rows = await store.plugins('approved', limit, offset);
-    const total = await store.countPlugins('approved');
+    const rows = await store.plugins(limit, offset);
     sendJson(response, 200, {
       status: 'success',
       data: {
-        total,
+        total: Number(rows[0]?.kept_total ?? 0),
         limit,
         offset,
-        plugins: rows.map((row) => ({
-          id: row.plugin_id,
-          name: row.plugin_name,
-          description: row.plugin_description,
-          group: row.plugin_group,
-          type: row.plugin_type,
-          author: row.plugin_author,
-          status: row.plugin_status,
-          sha256: row.plugin_sha256,
-          created_at: isoDate(row.plugin_created_at),
-          updated_at: isoDate(row.plugin_updated_at ?? row.plugin_created_at),
-        })),
+        plugins: rows.map((row) => {
+          const createdAt = isoDate(row.created_at);
+          return {
+            id: row.id,
+            name: row.name,
+            description: row.description,
+            group: row.group,
+            type: row.type,
+            author: row.author,
+            status: row.status,
+            approval_status: row.status,
+            version: row.version,
+            tags: row.tags.split(',').filter((tag) => tag !== ''),
+            sha256: row.sha256,
+            created_at: createdAt,
+            updated_at: row.updated_at === null ? createdAt : isoDate(row.updated_at),
+            rating: row.ratings_count > 0 ? Math.round((row.rating_total * 10) / row.ratings_count) / 10 : 0,
+            ratings_count: row.ratings_count,
+          };
+        }),
       },
     });
   }
@@ -344,7 +374,10 @@ export async function startBaseline(config: AppConfig): Promise<BaselineServer> 
     const found = await store.usersByKey(key);
     const user = found.find((row) => row.User_email_key === key) ?? found[0];
     const matches = user?.User_password ? await hasher.compare(password, user.User_password) : false;
-    if (!user || !matches)
+    const isAdmin = (row: UserRow) => flag(row.User_is_admin) || config.adminEmails.includes(row.User_email);
+    if (!user || !matches || user.User_locked_at !== null)
+      return sendJson(response, 200, { status: 'fail', message: 'Invalid login credentials' });
+    if (isAdmin(user) && !flag(user.User_password_set_via_otp))
       return sendJson(response, 200, { status: 'fail', message: 'Invalid login credentials' });
     if (!flag(user.User_is_active) || user.User_deactivated_at !== null) {
       return sendJson(response, 200, { status: 'fail', message: 'Your account is not active' });
@@ -364,6 +397,7 @@ export async function startBaseline(config: AppConfig): Promise<BaselineServer> 
       createHash('sha256').update(token).digest('hex'),
       new Date(payload.exp * 1000),
       now,
+      Number(user.User_credential_generation),
     );
     sendJson(response, 200, { status: 'success', message: { 'jwt-token': token } });
   }

@@ -39,6 +39,7 @@ import {
 } from './list-query';
 import type { ListQuery, PageQuery } from './list-query';
 import { PluginCatalogueService } from './plugin-catalogue.service';
+import type { PublicCataloguePage } from './plugin-catalogue.service';
 import {
   PLUGIN_FILE_PART,
   PLUGIN_GROUPS,
@@ -93,7 +94,7 @@ import {
 import { UploadQuotaInterceptor } from './upload-quota.interceptor';
 import { UserPlugin } from './user-plugin.entity';
 import { PluginView } from './views/plugin-audience';
-import { PluginViewInterceptor } from './views/plugin-view.interceptor';
+import { PluginViewInterceptor, Shown } from './views/plugin-view.interceptor';
 import { AdminPluginView, OwnerPluginView, PublicPluginView } from './views/plugin-views';
 
 const ApiPluginId = () => ApiIdParam('id');
@@ -113,7 +114,8 @@ const NOT_FOUND = { 404: [PLUGIN_NOT_FOUND] };
 
 /**
  * The marketplace. Handlers return entities; PluginViewInterceptor picks each plugin's view
- * from the route's audience and wraps the answer in the success envelope. The literal
+ * from the route's audience and wraps the answer in the success envelope (the readers'
+ * catalogue returns its views already built from the rows, as Shown). The literal
  * routes (`me`, `mine`) come before `:id` so they are never read as an id.
  */
 @ApiTags('community-plugins')
@@ -205,7 +207,10 @@ export class CommunityPluginsController {
   })
   @ApiPageQuery()
   @Get()
-  list(@CurrentUser() caller: AuthUser, @Query(ParseListQueryPipe) query: ListQuery): Promise<CataloguePage> {
+  list(
+    @CurrentUser() caller: AuthUser,
+    @Query(ParseListQueryPipe) query: ListQuery,
+  ): Promise<CataloguePage | Shown<PublicCataloguePage>> {
     return this.catalogue.list(caller, query);
   }
 

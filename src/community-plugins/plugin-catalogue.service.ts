@@ -6,20 +6,33 @@ import { ListQuery, PageQuery } from './list-query';
 import { findPluginOr404, pluginNotFound } from './plugin-lookup';
 import { PluginsRepository } from './plugins.repository';
 import type { UserPlugin } from './user-plugin.entity';
+import { Shown } from './views/plugin-view.interceptor';
+import type { PublicPluginView } from './views/plugin-views';
 
 export type { CataloguePage };
+
+/** A catalogue page as everyone but admins gets it: the same shape, plugins in the public view. */
+export type PublicCataloguePage = Omit<CataloguePage, 'plugins'> & { plugins: PublicPluginView[] };
 
 /** What users read: the approved catalogue, one plugin, their own uploads. */
 @Injectable()
 export class PluginCatalogueService {
   constructor(private readonly plugins: PluginsRepository) {}
 
-  async list(caller: AuthUser, listQuery: ListQuery): Promise<CataloguePage> {
+  /**
+   * Admins get entities, shown in the admin view with the re-check's verdicts; everyone else
+   * gets the public view, built from the rows (the catalogue audience's choice, plugin-audience.ts).
+   */
+  async list(caller: AuthUser, listQuery: ListQuery): Promise<CataloguePage | Shown<PublicCataloguePage>> {
     const { status, limit, offset } = listQuery;
     if (status !== 'approved' && !caller.isAdmin)
       throw new ApiError(HttpStatus.FORBIDDEN, 'Admin privileges required');
 
-    const { total, plugins } = await this.plugins.catalogue({ ...listQuery, includeAltered: caller.isAdmin });
+    if (!caller.isAdmin) {
+      const { total, plugins } = await this.plugins.publicCatalogue({ ...listQuery, includeAltered: false });
+      return new Shown({ total, limit, offset, plugins });
+    }
+    const { total, plugins } = await this.plugins.catalogue({ ...listQuery, includeAltered: true });
     return { total, limit, offset, plugins };
   }
 

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { setImmediate } from 'node:timers/promises';
 import { EntityManager, IsNull, Not, Repository } from 'typeorm';
-import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { RULES_VERSION } from '../plugin-validator';
 import { retryOnDeadlock } from '../database/deadlock';
 import { identityKey } from '../users/identity-key';
@@ -24,6 +23,8 @@ import {
 import type { IndexedPlugin, IndexRepair } from './plugin-search-index';
 import type { RunQuery } from './run-query';
 import { UserPlugin } from './user-plugin.entity';
+import { PUBLIC_VIEW_COLUMNS, publicViewOfRow } from './views/plugin-views';
+import type { PublicPluginView, PublicViewRow } from './views/plugin-views';
 
 /** The columns the admin view (the widest one) shows: never file_path. */
 const LISTED_COLUMNS = [
@@ -106,6 +107,24 @@ interface Matches {
   id: string;
   order: string;
 }
+
+/**
+ * What a listing statement reads and what it makes of each row: entities (the admin and owner
+ * lists), or public views built straight from the row (everyone else's catalogue).
+ */
+interface ListingShape<T> {
+  select: string;
+  read(row: Record<string, unknown>): T;
+}
+
+/** A page of a list and the list's size. */
+export interface ListPage<T> {
+  total: number;
+  plugins: T[];
+}
+
+/** How TypeORM writes a datetime on SQLite (UTC): the listing turns it into ISO text by hand. */
+const SQLITE_DATETIME = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/;
 
 /** Column types both drivers hand over as JavaScript strings and numbers already. */
 const PLAIN_COLUMN_TYPES = new Set(['varchar', 'text', 'int']);
@@ -190,12 +209,25 @@ export class PluginsRepository {
     return this.plugins.findOneBy({ id });
   }
 
+  /** A catalogue page of entities: what admins list (their view needs every listed column). */
+  catalogue(filter: CatalogueFilter): Promise<ListPage<UserPlugin>> {
+    return this.listing(filter, this.entityShape());
+  }
+
+  /**
+   * A catalogue page in the public view, each plugin built from its row with only the columns
+   * the view shows: no entity, and no second pass over the objects before the JSON.
+   */
+  publicCatalogue(filter: CatalogueFilter): Promise<ListPage<PublicPluginView>> {
+    return this.listing(filter, this.publicShape());
+  }
+
   /**
    * The catalogue's SQL written out rather than built: TypeORM's query builder took longer to
    * write these two statements than the database took to run them (`npm run bench:profile`).
    * Backticks quote names on SQLite and MySQL alike; every value is a bound parameter.
    */
-  async catalogue(filter: CatalogueFilter): Promise<{ total: number; plugins: UserPlugin[] }> {
+  private async listing<T>(filter: CatalogueFilter, shape: ListingShape<T>): Promise<ListPage<T>> {
     const conditions: string[] = [];
     const params: unknown[] = [];
     const narrowed = filter.q || filter.tag ? '+' : '';
@@ -240,6 +272,7 @@ export class PluginsRepository {
           },
           filter,
           filter.sort,
+          shape,
         );
       }
       // One subquery that does not refer to the outer row: run once, not once per plugin.
@@ -259,15 +292,43 @@ export class PluginsRepository {
     const where = conditions.join(' AND ');
     if (narrowed) {
       const matches = { from: '`user_plugins`', where, params, id: '`id`', order: orderBy(filter.sort) };
-      return this.narrowedPage(matches, filter, filter.sort);
+      return this.narrowedPage(matches, filter, filter.sort, shape);
     }
     const view = unfilteredList(filter);
     if (view) {
+      const first =
+        filter.offset < CHECKPOINT_EVERY &&
+        (await this.pageWithKeptCount(view, where, params, filter, shape));
+      if (first) return first;
       const kept = await keptCount(this.run, view);
-      const page = kept && (await this.keptPage(view, kept, where, params, filter));
+      const page = kept && (await this.keptPage(view, kept, where, params, filter, shape));
       if (page) return page;
     }
-    return this.page(where, params, filter, filter.sort);
+    return this.page(where, params, filter, shape, filter.sort);
+  }
+
+  /**
+   * The pages near the front of an unfiltered list (what clients load first) and the list's
+   * kept size in one statement: one statement reads one snapshot, on SQLite and InnoDB alike,
+   * so the page and `total` describe the same list. Null when it read no row (a page past the
+   * end, or no count row): the caller takes the general way.
+   */
+  private async pageWithKeptCount<T>(
+    view: CatalogueView,
+    where: string,
+    params: unknown[],
+    { limit, offset, sort }: { limit: number; offset: number; sort: CatalogueSort },
+    shape: ListingShape<T>,
+  ): Promise<ListPage<T> | null> {
+    const rows = (await this.plugins.query(
+      'SELECT (SELECT c.`plugins` FROM `catalogue_counts` c WHERE c.`name` = ?) AS `kept_total`, ' +
+        `${shape.select} FROM \`user_plugins\` WHERE \`id\` IN (SELECT \`id\` FROM ` +
+        `(SELECT \`id\` FROM \`user_plugins\` WHERE ${where} ORDER BY ${orderBy(sort)} ` +
+        `LIMIT ? OFFSET ?) AS \`page\`) ORDER BY ${orderBy(sort)}`,
+      [view, ...params, limit, offset],
+    )) as Array<Record<string, unknown>>;
+    if (rows.length === 0 || rows[0].kept_total === null) return null;
+    return { total: Number(rows[0].kept_total), plugins: rows.map((row) => shape.read(row)) };
   }
 
   /**
@@ -275,11 +336,12 @@ export class PluginsRepository {
    * statement finds them, counts them (a window count, before LIMIT) and picks the page; the
    * page's rows are read by id. Only a page past the end needs the count on its own.
    */
-  private async narrowedPage(
+  private async narrowedPage<T>(
     matches: Matches,
     { limit, offset }: { limit: number; offset: number },
     sort: CatalogueSort,
-  ): Promise<{ total: number; plugins: UserPlugin[] }> {
+    shape: ListingShape<T>,
+  ): Promise<ListPage<T>> {
     const found = (await this.plugins.query(
       `SELECT ${matches.id} AS \`id\`, COUNT(1) OVER () AS \`cnt\` FROM ${matches.from} WHERE ${matches.where} ` +
         `ORDER BY ${matches.order} LIMIT ? OFFSET ?`,
@@ -294,30 +356,31 @@ export class PluginsRepository {
       return { total: Number(counted?.cnt ?? 0), plugins: [] };
     }
     const rows = (await this.plugins.query(
-      `SELECT ${this.listed().select} FROM \`user_plugins\` WHERE \`id\` IN (${found.map(() => '?').join(', ')}) ` +
+      `SELECT ${shape.select} FROM \`user_plugins\` WHERE \`id\` IN (${found.map(() => '?').join(', ')}) ` +
         `ORDER BY ${orderBy(sort)}`,
       found.map((row) => row.id),
     )) as Array<Record<string, unknown>>;
-    return { total: Number(found[0].cnt), plugins: rows.map((row) => this.fromRow(row)) };
+    return { total: Number(found[0].cnt), plugins: rows.map((row) => shape.read(row)) };
   }
 
   /**
    * A page of the matching rows with the count over all pages (counted here). A page past the
    * end costs nothing more than the count.
    */
-  private async page(
+  private async page<T>(
     where: string,
     params: unknown[],
     { limit, offset }: { limit: number; offset: number },
+    shape: ListingShape<T>,
     sort: CatalogueSort = 'newest',
-  ): Promise<{ total: number; plugins: UserPlugin[] }> {
+  ): Promise<ListPage<T>> {
     const [counted] = (await this.plugins.query(
       `SELECT COUNT(1) AS \`cnt\` FROM \`user_plugins\` WHERE ${where}`,
       params,
     )) as Array<{ cnt: number | string }>;
     const total = Number(counted?.cnt ?? 0);
     if (offset >= total) return { total, plugins: [] };
-    return { total, plugins: await this.readPage(where, params, { limit, offset }, sort, total) };
+    return { total, plugins: await this.readPage(where, params, { limit, offset }, sort, total, shape) };
   }
 
   /**
@@ -325,23 +388,24 @@ export class PluginsRepository {
    * alone when one covers the filter) and only those rows are read. A page past the middle is
    * found from the other end, so the last page costs what the first does.
    */
-  private async readPage(
+  private async readPage<T>(
     where: string,
     params: unknown[],
     { limit, offset }: { limit: number; offset: number },
     sort: CatalogueSort,
     total: number,
-  ): Promise<UserPlugin[]> {
+    shape: ListingShape<T>,
+  ): Promise<T[]> {
     const fromEnd = Math.max(0, total - offset - limit);
     const backwards = fromEnd < offset;
     const window = backwards ? { limit: total - offset - fromEnd, offset: fromEnd } : { limit, offset };
     const rows = (await this.plugins.query(
-      `SELECT ${this.listed().select} FROM \`user_plugins\` WHERE \`id\` IN (SELECT \`id\` FROM ` +
+      `SELECT ${shape.select} FROM \`user_plugins\` WHERE \`id\` IN (SELECT \`id\` FROM ` +
         `(SELECT \`id\` FROM \`user_plugins\` WHERE ${where} ORDER BY ${orderBy(sort, backwards)} ` +
         `LIMIT ? OFFSET ?) AS \`page\`) ORDER BY ${orderBy(sort)}`,
       [...params, window.limit, window.offset],
     )) as Array<Record<string, unknown>>;
-    return rows.map((row) => this.fromRow(row));
+    return rows.map((row) => shape.read(row));
   }
 
   /**
@@ -351,13 +415,14 @@ export class PluginsRepository {
    * approved or removed in between), null, and the caller counts. A newest-first page further
    * than CHECKPOINT_EVERY from both ends starts from a remembered checkpoint.
    */
-  private async keptPage(
+  private async keptPage<T>(
     view: CatalogueView,
     kept: KeptCount,
     where: string,
     params: unknown[],
     { limit, offset, sort }: { limit: number; offset: number; sort: CatalogueSort },
-  ): Promise<{ total: number; plugins: UserPlugin[] } | null> {
+    shape: ListingShape<T>,
+  ): Promise<ListPage<T> | null> {
     const total = kept.plugins;
     if (offset >= total) return { total, plugins: [] };
     const unchanged = {
@@ -366,8 +431,8 @@ export class PluginsRepository {
     };
     const deep = sort === 'newest' && Math.min(offset, total - offset - limit) >= CHECKPOINT_EVERY;
     const plugins = deep
-      ? await this.pageFromCheckpoint(view, kept, unchanged, { limit, offset })
-      : await this.readPage(unchanged.where, unchanged.params, { limit, offset }, sort, total);
+      ? await this.pageFromCheckpoint(view, kept, unchanged, { limit, offset }, shape)
+      : await this.readPage(unchanged.where, unchanged.params, { limit, offset }, sort, total, shape);
     return plugins.length > 0 ? { total, plugins } : null;
   }
 
@@ -380,22 +445,23 @@ export class PluginsRepository {
    * Approvals and removals are rare next to reads, and `created_at` and `id` never change, so
    * the remembered keys stay right until the change count moves.
    */
-  private async pageFromCheckpoint(
+  private async pageFromCheckpoint<T>(
     view: CatalogueView,
     kept: KeptCount,
     unchanged: { where: string; params: unknown[] },
     { limit, offset }: { limit: number; offset: number },
-  ): Promise<UserPlugin[]> {
+    shape: ListingShape<T>,
+  ): Promise<T[]> {
     const position = offset - (offset % CHECKPOINT_EVERY);
     const key = await this.checkpoint(view, kept, unchanged, position);
     if (!key) return [];
     const rows = (await this.plugins.query(
-      `SELECT ${this.listed().select} FROM \`user_plugins\` WHERE \`id\` IN (SELECT \`id\` FROM ` +
+      `SELECT ${shape.select} FROM \`user_plugins\` WHERE \`id\` IN (SELECT \`id\` FROM ` +
         `(SELECT \`id\` FROM \`user_plugins\` WHERE ${unchanged.where} AND ${FROM_KEY} ` +
         `ORDER BY ${orderBy('newest')} LIMIT ? OFFSET ?) AS \`page\`) ORDER BY ${orderBy('newest')}`,
       [...unchanged.params, key.createdAt, key.createdAt, key.id, limit, offset - position],
     )) as Array<Record<string, unknown>>;
-    return rows.map((row) => this.fromRow(row));
+    return rows.map((row) => shape.read(row));
   }
 
   /** The sort key at `position` of the list as `kept` describes it; null when the list changed since. */
@@ -451,50 +517,69 @@ export class PluginsRepository {
 
   private readonly run: RunQuery = (sql, params) => this.plugins.query(sql, params) as Promise<unknown>;
 
-  /** The listed columns' metadata, found once: TypeORM searches a list on every lookup. */
-  private listedColumns?: {
-    select: string;
-    columns: ReadonlyArray<{ property: string; alias: string; column: ColumnMetadata; plain: boolean }>;
-  };
+  private entityShapeFound?: ListingShape<UserPlugin>;
 
-  private listed() {
-    if (!this.listedColumns) {
+  /**
+   * Listing rows skip TypeORM's entity hydration, the largest cost of a catalogue page. Only
+   * the columns of the widest view are read (never file_path); the columns' metadata is found
+   * once (TypeORM searches a list on every lookup). Text and integer columns come from both
+   * drivers as stored; every other value (dates) goes through the driver's own conversion, so
+   * it comes out the same on SQLite and MySQL.
+   */
+  private entityShape(): ListingShape<UserPlugin> {
+    if (!this.entityShapeFound) {
+      const driver = this.plugins.manager.connection.driver;
       const columns = LISTED_COLUMNS.map((property) => {
         const column = this.plugins.metadata.findColumnWithPropertyName(property)!;
         const plain = PLAIN_COLUMN_TYPES.has(String(column.type)) && !column.transformer;
         return { property, alias: `plugin_${column.databaseName}`, column, plain };
       });
-      const select = columns
-        .map(({ column, alias }) => `\`${column.databaseName}\` AS \`${alias}\``)
-        .join(', ');
-      this.listedColumns = { select, columns };
+      this.entityShapeFound = {
+        select: columns.map(({ column, alias }) => `\`${column.databaseName}\` AS \`${alias}\``).join(', '),
+        read: (row) => {
+          const plugin = new UserPlugin();
+          const fields = plugin as unknown as Record<string, unknown>;
+          for (const { property, alias, column, plain } of columns) {
+            const value = row[alias];
+            fields[property] = value === null || plain ? value : driver.prepareHydratedValue(value, column);
+          }
+          return plugin;
+        },
+      };
     }
-    return this.listedColumns;
+    return this.entityShapeFound;
   }
 
+  private publicShapeFound?: ListingShape<PublicPluginView>;
+
   /**
-   * Listing rows skip TypeORM's entity hydration, the largest cost of a catalogue page. Text and
-   * integer columns come from both drivers as stored; every other value (dates) goes through
-   * the driver's own conversion, so it comes out the same on SQLite and MySQL. Only the columns
-   * of the widest view are read (never file_path).
+   * The public view's columns, each row made into the view at once. Dates become ISO text as
+   * the driver's conversion would make them: MySQL hands over Dates; SQLite text written by
+   * TypeORM is UTC to the millisecond, put into ISO form by hand; anything else goes through
+   * the driver.
    */
-  private fromRow(row: Record<string, unknown>): UserPlugin {
-    const driver = this.plugins.manager.connection.driver;
-    const plugin = new UserPlugin();
-    const fields = plugin as unknown as Record<string, unknown>;
-    for (const { property, alias, column, plain } of this.listed().columns) {
-      const value = row[alias];
-      fields[property] = value === null || plain ? value : driver.prepareHydratedValue(value, column);
+  private publicShape(): ListingShape<PublicPluginView> {
+    if (!this.publicShapeFound) {
+      const driver = this.plugins.manager.connection.driver;
+      const sqlite = this.plugins.manager.connection.options.type !== 'mysql';
+      const createdAt = this.plugins.metadata.findColumnWithPropertyName('createdAt')!;
+      const isoDate = (value: unknown): string => {
+        if (value instanceof Date) return value.toISOString();
+        if (sqlite && typeof value === 'string' && SQLITE_DATETIME.test(value))
+          return `${value.slice(0, 10)}T${value.slice(11)}Z`;
+        return (driver.prepareHydratedValue(value, createdAt) as Date).toISOString();
+      };
+      this.publicShapeFound = {
+        select: PUBLIC_VIEW_COLUMNS.map((name) => `\`${name}\``).join(', '),
+        read: (row) => publicViewOfRow(row as PublicViewRow, isoDate),
+      };
     }
-    return plugin;
+    return this.publicShapeFound;
   }
 
   /** A page of one user's uploads in any status, newest first. */
-  uploadedBy(
-    userId: number,
-    page: { limit: number; offset: number },
-  ): Promise<{ total: number; plugins: UserPlugin[] }> {
-    return this.page('`user_id` = ?', [userId], page);
+  uploadedBy(userId: number, page: { limit: number; offset: number }): Promise<ListPage<UserPlugin>> {
+    return this.page('`user_id` = ?', [userId], page, this.entityShape());
   }
 
   /** Names compare as user names do (identityKey), on every database alike, as the unique index does. */

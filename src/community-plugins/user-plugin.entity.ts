@@ -16,10 +16,13 @@ const TAGS_COLUMN_LENGTH = 1 + MAX_TAGS * (TAG_MAX_LENGTH + 1) + 9;
 export const storedTags = (tags: readonly string[]): string =>
   tags.length === 0 ? '' : `,${tags.join(',')},`;
 
+/** A stored tag list read back; the listing reads its rows with this too. */
+export const parseStoredTags = (stored: string | null): string[] =>
+  typeof stored === 'string' ? stored.split(',').filter((tag) => tag !== '') : [];
+
 const TAGS_TRANSFORMER = {
   to: (tags: readonly string[] | undefined) => (tags === undefined ? undefined : storedTags(tags)),
-  from: (stored: string | null): string[] =>
-    typeof stored === 'string' ? stored.split(',').filter((tag) => tag !== '') : [],
+  from: parseStoredTags,
 };
 
 /**

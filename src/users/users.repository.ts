@@ -251,10 +251,14 @@ export class UsersRepository {
 
   // ----- login tokens -----
 
-  /** Records a token's hash; the user's expired records are swept at the same time. */
+  /**
+   * Records a token's hash; the user's expired records are swept at the same time. Nothing
+   * reads the new row back, so TypeORM is told not to: it would otherwise select the row's
+   * defaulted columns after every login's insert (neither driver has RETURNING for it).
+   */
   async recordToken(record: Omit<UserLoginToken, 'id' | 'user'>): Promise<void> {
     await this.tokens.delete({ userId: record.userId, expiresAt: LessThan(record.createdAt) });
-    await this.tokens.insert(record);
+    await this.tokens.createQueryBuilder().insert().values(record).updateEntity(false).execute();
   }
 
   async revokeToken(tokenHash: string): Promise<void> {

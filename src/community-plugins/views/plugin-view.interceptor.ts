@@ -9,7 +9,15 @@ import { UserPlugin } from '../user-plugin.entity';
 import { PLUGIN_AUDIENCE, PluginAudience, viewFor } from './plugin-audience';
 
 /**
- * Handlers return entities; this turns every plugin in the result into the view that the
+ * Data a handler already built in its views (the public catalogue, from rows): it is sent as
+ * it is, without a second pass over each object. Only views go in here, never an entity.
+ */
+export class Shown<T extends object> {
+  constructor(readonly data: T) {}
+}
+
+/**
+ * Handlers return entities (or Shown views); this turns every plugin in the result into the view that the
  * route's audience and the caller get, and wraps the result in the success envelope. A
  * plugin returned by a route that names no audience is a programming error, not a leak.
  */
@@ -58,6 +66,7 @@ function collectPlugins(value: unknown, found: UserPlugin[] = []): UserPlugin[] 
 }
 
 function render(value: unknown, audience: PluginAudience | undefined, caller: AuthUser | undefined): unknown {
+  if (value instanceof Shown) return value.data;
   if (value instanceof UserPlugin) {
     if (!audience || !caller) throw new Error('A plugin reached a response without a view');
     return viewFor(audience, caller, value);

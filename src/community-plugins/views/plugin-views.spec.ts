@@ -1,6 +1,7 @@
 import { UserPlugin } from '../user-plugin.entity';
 import { viewFor } from './plugin-audience';
-import { toAdminView, toOwnerView, toPublicView } from './plugin-views';
+import { publicViewOfRow, toAdminView, toOwnerView, toPublicView } from './plugin-views';
+import type { PublicViewRow } from './plugin-views';
 
 function plugin(overrides: Partial<UserPlugin> = {}): UserPlugin {
   return Object.assign(new UserPlugin(), {
@@ -99,6 +100,39 @@ describe('plugin views', () => {
     for (const view of [toPublicView(plugin()), toOwnerView(plugin()), toAdminView(plugin())]) {
       expect(JSON.stringify(view)).not.toContain('title_finder_0123456789abcdef');
       expect(Object.keys(view).filter((key) => /path|source/i.test(key))).toEqual([]);
+    }
+  });
+});
+
+describe('publicViewOfRow', () => {
+  /** The row the listing reads for a plugin, dates as Dates (as MySQL gives them). */
+  const rowOf = (entity: UserPlugin): PublicViewRow => ({
+    id: entity.id,
+    name: entity.name,
+    description: entity.description,
+    group: entity.group,
+    type: entity.type,
+    author: entity.author,
+    status: entity.status,
+    version: entity.version,
+    tags: entity.tags.length === 0 ? '' : `,${entity.tags.join(',')},`,
+    sha256: entity.sha256,
+    created_at: entity.createdAt,
+    updated_at: entity.updatedAt,
+    rating_total: entity.ratingTotal,
+    ratings_count: entity.ratingsCount,
+  });
+  const isoDate = (value: unknown) => (value as Date).toISOString();
+
+  it('is toPublicView of the same plugin, member for member and in the same order', () => {
+    for (const entity of [
+      plugin(),
+      plugin({ tags: [], sha256: null, updatedAt: null, ratingTotal: 0, ratingsCount: 0 }),
+      plugin({ ratingTotal: 7, ratingsCount: 3, status: 'approved' }),
+    ]) {
+      const view = publicViewOfRow(rowOf(entity), isoDate);
+      expect(view).toEqual(toPublicView(entity));
+      expect(JSON.stringify(view)).toBe(JSON.stringify(toPublicView(entity)));
     }
   });
 });

@@ -8,6 +8,7 @@ import {
   VERSION_MAX_LENGTH,
 } from '../plugin-constants';
 import { FindingView } from '../dto/plugin-lifecycle.dto';
+import { parseStoredTags } from '../user-plugin.entity';
 import type { UserPlugin } from '../user-plugin.entity';
 
 /*
@@ -149,8 +150,75 @@ export function toPublicView(plugin: UserPlugin): PublicPluginView {
     created_at: plugin.createdAt.toISOString(),
     // Rows from before updated_at existed were last changed when they were made.
     updated_at: (plugin.updatedAt ?? plugin.createdAt).toISOString(),
-    rating: plugin.ratingsCount > 0 ? Math.round((plugin.ratingTotal * 10) / plugin.ratingsCount) / 10 : 0,
+    rating: shownRating(plugin.ratingTotal, plugin.ratingsCount),
     ratings_count: plugin.ratingsCount,
+  };
+}
+
+/** The mean of the ratings to one decimal; 0 when there are none. */
+const shownRating = (total: number, count: number): number =>
+  count > 0 ? Math.round((total * 10) / count) / 10 : 0;
+
+/** The columns the public view shows, as the catalogue's listing statement reads them. */
+export const PUBLIC_VIEW_COLUMNS = [
+  'id',
+  'name',
+  'description',
+  'group',
+  'type',
+  'author',
+  'status',
+  'version',
+  'tags',
+  'sha256',
+  'created_at',
+  'updated_at',
+  'rating_total',
+  'ratings_count',
+] as const;
+
+/** A row of PUBLIC_VIEW_COLUMNS as the driver hands it over: dates as the driver gives them. */
+export type PublicViewRow = {
+  id: number;
+  name: string;
+  description: string;
+  group: string;
+  type: string;
+  author: string;
+  status: string;
+  version: string;
+  /** Stored form, `,a,b,`. */
+  tags: string;
+  sha256: string | null;
+  created_at: unknown;
+  updated_at: unknown;
+  rating_total: number;
+  ratings_count: number;
+};
+
+/**
+ * toPublicView straight from a listing row (`isoDate` turns the driver's datetime into ISO
+ * text): the catalogue builds its answer's objects here, with no entity between the row and
+ * the JSON. plugin-views.spec.ts holds it equal to toPublicView.
+ */
+export function publicViewOfRow(row: PublicViewRow, isoDate: (value: unknown) => string): PublicPluginView {
+  const createdAt = isoDate(row.created_at);
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    group: row.group,
+    type: row.type,
+    author: row.author,
+    status: row.status,
+    approval_status: row.status,
+    version: row.version,
+    tags: parseStoredTags(row.tags),
+    sha256: row.sha256,
+    created_at: createdAt,
+    updated_at: row.updated_at === null ? createdAt : isoDate(row.updated_at),
+    rating: shownRating(row.rating_total, row.ratings_count),
+    ratings_count: row.ratings_count,
   };
 }
 

@@ -1,0 +1,95 @@
+import type { Logger as TypeOrmLogger } from 'typeorm';
+import { login } from './helpers/accounts';
+import {
+  benignPlugin,
+  marketplaceApp,
+  readThenApprove,
+  SignedInUser,
+  upload,
+  validFields,
+} from './helpers/marketplace';
+import { SmtpSink } from './helpers/smtp-sink';
+import type { TestApp } from './helpers/test-app';
+
+/**
+ * Issue 33: the statements the busiest answers cost. The catalogue page every client loads
+ * first is one statement after the guard's (the page and the list's kept size together), and a
+ * login writes its token without reading it back.
+ */
+describe('statements of the hot paths', () => {
+  const smtp = new SmtpSink();
+  let t: TestApp;
+  let alice: SignedInUser;
+  let boss: SignedInUser;
+
+  beforeAll(async () => {
+    await smtp.start();
+    ({
+      t,
+      users: { alice, boss },
+    } = await marketplaceApp(smtp, ['alice', 'boss']));
+    for (const name of ['Hot path one', 'Hot path two']) {
+      const answer = await upload(t, alice.token, { fields: validFields(name), file: benignPlugin(name) });
+      if (answer.status !== 201) throw new Error(`upload: ${answer.status} ${answer.text}`);
+      await readThenApprove(t, boss.token, (answer.body as { data: { id: number } }).data.id).expect(200);
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await t.close();
+    await smtp.stop();
+  });
+
+  /** The statements `work` makes the app run, the background workers' left out. */
+  async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
+    const queries: string[] = [];
+    const original = t.dataSource.logger;
+    const counting: TypeOrmLogger = {
+      logQuery: (query) => void queries.push(query),
+      logQueryError: () => undefined,
+      logQuerySlow: () => undefined,
+      logSchemaBuild: () => undefined,
+      logMigration: () => undefined,
+      log: () => undefined,
+    };
+    Object.assign(t.dataSource, { logger: counting });
+    try {
+      await work();
+    } finally {
+      Object.assign(t.dataSource, { logger: original });
+    }
+    // The outbox's poll, the re-check and the reconciler may query meanwhile: their tables
+    // are none of these routes' but user_plugins and catalogue_counts, read only in the
+    // reconciler's passes, which do not read a page.
+    return queries.filter(
+      (query) => !/outbox_jobs|plugin_rechecks|plugin_versions|audit_|file_path/.test(query),
+    );
+  }
+
+  it("a reader's first page: the guard's statement and one more, for the page and its total", async () => {
+    let body: { data: { total: number; plugins: Array<{ name: string }> } } | undefined;
+    const statements = await statementsOf(async () => {
+      const answer = await t
+        .http()
+        .get('/api/v1/community-plugins/')
+        .set('Authorization', `Bearer ${alice.token}`)
+        .expect(200);
+      body = answer.body as typeof body;
+    });
+    expect(body?.data.total).toBe(2);
+    expect(body?.data.plugins.map((plugin) => plugin.name)).toEqual(['Hot path two', 'Hot path one']);
+    expect(statements).toHaveLength(2);
+    expect(statements[0]).toMatch(/user_login_tokens/);
+    expect(statements[1]).toMatch(/catalogue_counts/);
+    // Only the public view's columns: never file_path, nor what admins alone see.
+    expect(statements[1]).not.toMatch(/file_path|rejection_reason|reviewed_by_user_id/);
+  });
+
+  it('a login: the expired tokens swept, the new one inserted and not read back', async () => {
+    const statements = await statementsOf(() => login(t, alice));
+    const tokenStatements = statements.filter((statement) => /user_login_tokens/.test(statement));
+    expect(tokenStatements.map((statement) => statement.trim().split(/\s+/)[0].toUpperCase())).toEqual([
+      'DELETE',
+      'INSERT',
+    ]);
+  });
+});
