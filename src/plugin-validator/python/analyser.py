@@ -2172,10 +2172,16 @@ class Analyser(ReadingRules):
 
     def owns_name(self, cls, name):
         """Whether `name` read on an instance (or the class) of C's family is the plugin's own:
-        the family's trust has not ended, no known library base of it holds the name, and a
-        plugin class C derives from binds it by a statement certain to have run."""
+        the family's trust has not ended, no known library base of it holds the name, and either
+        the family has no library base or a plugin class C derives from binds it by a statement
+        certain to have run."""
         if self.trust_ended(cls) or name in self.class_families()[1][id(cls)]:
             return False
+        if not self.class_families()[2][id(cls)]:
+            # No library class in the family: every class object it has is one of the plugin's
+            # statements over `object`, which holds no private name, so the name can only be
+            # the plugin's own, wherever it is bound (`self._start` set in `__enter__`).
+            return True
         certain = self.certainly_bound()
         return any(name in certain.get(id(c), ()) for c in self.plugin_ancestry(cls))
 
