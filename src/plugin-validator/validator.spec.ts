@@ -348,6 +348,17 @@ describe('validate', () => {
       expect(await rulesOf(plugin('setattr(json, "loads", 1)', 'import json\n'))).toContain('forbidden-name');
     });
 
+    it('allows stores on a helper parameter only when every call passes a plugin object', async () => {
+      const helper =
+        'import dataclasses\n\n\nclass Report:\n    title = ""\n\n\ndef fill(report, title=None):\n    report.title = title\n\n\n';
+      expect(await rulesOf(plugin('fill(Report(), "a")\nfill(report=Report())', helper))).toEqual([]);
+      expect(
+        await rulesOf(plugin('fill(Report())\nfill(dataclasses.fields(Report)[0], "x")', helper)),
+      ).toEqual(['module-tampering']);
+      expect(await rulesOf(plugin('fill(Report())\nreturn fill', helper))).toEqual(['module-tampering']);
+      expect(await rulesOf(plugin('fill(*[Report()])', helper))).toEqual(['module-tampering']);
+    });
+
     it('allows operator.attrgetter with literal names, as a sort key', async () => {
       const body = 'return sorted(PluginInfo, key=operator.attrgetter("score", "host.name"))';
       expect(await rulesOf(plugin(body, 'import operator\n'))).toEqual([]);

@@ -1661,8 +1661,8 @@ class Analyser(ReadingRules):
     def plugin_object(self, value, scope, depth):
         """Door 3: `value` is an object of the plugin's own for certain, whatever binds its name: self
         or cls in a method, a plugin class or def, or a local bound only to `C(...)` of a plugin class
-        with plugin bases and no `__new__`, or to `types.SimpleNamespace(...)`. A for or with target,
-        a parameter, a match capture, an except name, a comprehension's value, a name also bound by
+        with plugin bases and no `__new__`, or to `types.SimpleNamespace(...)`, or a parameter of a
+        helper every call of which passes one. A for or with target, another parameter, a match capture, an except name, a comprehension's value, a name also bound by
         unpacking or `+=`, or any attribute or item of an object may hold a library object."""
         if not isinstance(value, ast.Name) or depth > 4:
             return False
@@ -1674,6 +1674,8 @@ class Analyser(ReadingRules):
         for meaning in meanings:
             if meaning.kind in ('class', 'def'):
                 continue
+            if meaning.kind == 'param' and self.param_plugin_object(meaning.binding, value.id, depth):
+                continue  # `def fill(report): report.title = ...`, every call passing a plugin object
             made = meaning.binding.value if meaning.kind == 'value' and meaning.binding is not None else None
             if isinstance(made, ast.Name) and self.plugin_object(made, self.node_scope[id(made)], depth + 1):
                 continue
@@ -1682,6 +1684,46 @@ class Analyser(ReadingRules):
                     and self.plugin_objects(loop.iter, self.node_scope[id(loop.iter)], depth + 1)):
                 continue  # `for finding in findings`, each element a plugin object
             if not (isinstance(made, ast.Call) and self.makes_plugin_object(made, self.node_scope[id(made)])):
+                return False
+        return True
+
+    def param_plugin_object(self, binding, name, depth):
+        """A parameter of a plain function (not a method, not decorated, not run(), only ever
+        called directly, never with *args or **kwargs) that every call passes a plugin object, or
+        leaves at a default of None. Kept per parameter: stores in a helper called from many
+        places would otherwise scan every call again."""
+        function = binding.node
+        if (not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or binding.index is None
+                or binding.index < 0 or function.decorator_list or function is self.run_function()):
+            return False
+        outer = self.node_scope.get(id(function))
+        if outer is None or outer.kind == 'class':
+            return False
+        cache = self.__dict__.setdefault('param_plugin_object_cache', {})
+        key = (id(function), binding.index)
+        if key not in cache:
+            cache[key] = False  # a helper passing its parameter on to itself proves nothing
+            cache[key] = self.find_param_plugin_object(function, binding.index, name, depth)
+        return cache[key]
+
+    def find_param_plugin_object(self, function, index, name, depth):
+        positional = function.args.posonlyargs + function.args.args
+        defaults = dict(zip(positional[len(positional) - len(function.args.defaults):], function.args.defaults))
+        default = defaults.get(positional[index])
+        if default is not None and not (isinstance(default, ast.Constant) and default.value is None):
+            return False
+        keyword = name if index >= len(function.args.posonlyargs) else ''
+        for read in self.name_reads().get(function.name, []):
+            read_scope = self.node_scope[id(read)]
+            if not any(m.kind == 'def' and m.binding.node is function for m in self.meanings(read.id, read_scope)):
+                continue
+            call = self.parent(read)
+            if not (isinstance(call, ast.Call) and call.func is read):
+                return False
+            argument = call_argument(call, index, keyword)
+            if argument is UNKNOWN:
+                return False
+            if argument is not ABSENT and not self.plugin_element(argument, read_scope, depth + 1):
                 return False
         return True
 
