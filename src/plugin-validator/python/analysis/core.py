@@ -5,6 +5,7 @@ fact computed once), and walks the tree once calling the rules registered for ea
 
 import ast
 
+from .registry import bound_rules
 from .resolution import Resolution
 from .rules.attributes import AttributesRules
 from .rules.calls import CallsRules
@@ -18,7 +19,7 @@ from .rules.names import NamesRules
 from .rules.reading import ReadingRules
 from .rules.reading_facts import ReadingFactsRules
 from .rules.trust import TrustRules
-from .scopes import AST_TYPES, Scope, ScopeBuilder
+from .scopes import Scope, ScopeBuilder
 
 
 class Analyser(ScopeBuilder, Resolution, ImportsRules, NamesRules, AttributesRules, FamiliesRules, TrustRules,
@@ -58,17 +59,17 @@ class Analyser(ScopeBuilder, Resolution, ImportsRules, NamesRules, AttributesRul
         self.template_problems_cache = {}
         self.param_read_cache = {}
         self.read_cuts = 0
+        self.qualnames_memo = (None, None)  # see node_qualnames
 
     # --- the second pass: the rules ------------------------------------------------------------
 
     def check(self):
         self.prepare_classes()
         node_scope = self.node_scope
-        methods = {kind: method.__get__(self) for kind, method in CHECK_METHODS.items()}
+        rules = bound_rules(self)
         for node in self.order:
-            method = methods.get(type(node))
-            if method is not None:
-                method(node, node_scope[id(node)])
+            for rule in rules.get(type(node), ()):
+                rule(node, node_scope[id(node)])
         self.check_contract()
 
     def report(self, rule, message, node):
@@ -78,8 +79,3 @@ class Analyser(ScopeBuilder, Resolution, ImportsRules, NamesRules, AttributesRul
             self.findings.add(rule, message, line=node.end_lineno, column=column)
             return
         self.findings.add(rule, message, node)
-
-
-# The rule method of each node type (check_Name for ast.Name, ...).
-CHECK_METHODS = {cls: getattr(Analyser, 'check_' + cls.__name__) for cls in AST_TYPES
-                 if hasattr(Analyser, 'check_' + cls.__name__)}

@@ -109,6 +109,15 @@ class Resolution:
                 return Meaning('alias', quals, binding, scope)
         return Meaning('value', None, binding, scope)
 
+    def node_qualnames(self, node, scope):
+        """qualnames(node), computed once for the rules of one node that all ask for it (a call's
+        callee, an attribute's object): one slot, holding the node itself, since the walker runs
+        a node's rules one after another."""
+        memo = self.qualnames_memo
+        if memo[0] is not node:
+            memo = self.qualnames_memo = (node, self.qualnames(node, scope))
+        return memo[1]
+
     def qualnames(self, node, scope, depth=0):
         """The qualified names an expression may stand for (`yaml.SafeLoader`), or [] when unknown."""
         if isinstance(node, ast.Name):

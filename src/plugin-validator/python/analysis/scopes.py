@@ -140,8 +140,7 @@ class Meaning:
         self.scope = scope
 
 
-# The children of each node type, without the shared Load/Store/Del context objects; and the rule
-# method of each node type (check_Name for ast.Name, ...).
+# The children of each node type, without the shared Load/Store/Del context objects.
 AST_TYPES = [cls for cls in vars(ast).values() if isinstance(cls, type) and issubclass(cls, ast.AST)]
 # (Operators are shared singletons like the contexts, and no rule reads them.) Last field first.
 CHILD_FIELDS = {cls: tuple(reversed([field for field in cls._fields if field not in ('ctx', 'op', 'ops')]))

@@ -4,6 +4,7 @@ self/cls/isinstance exemptions that let a plugin use its own private names (door
 import ast
 
 from ..common import attribute_problem, is_dunder, is_private
+from ..registry import RULES, checks
 from ..tables import (
     ALLOWED_DUNDER_METHODS, BUILTIN_NAMES_OK_AS_ATTRIBUTES, DANGEROUS_ATTRIBUTES, DANGEROUS_ATTRIBUTE_PREFIXES,
     FILE_WRITING_METHODS, FORBIDDEN_BUILTINS, IDENTIFIER, MAX_TRUSTED_ANCESTRY, MODULE_REACHING_ATTRIBUTES,
@@ -13,14 +14,17 @@ from ..tables import (
 class AttributesRules:
     # --- attributes
 
-    def check_Attribute(self, node, scope):
-        attr = node.attr
-        parent = self.parent(node)
-        load = isinstance(node.ctx, ast.Load)
-        quals = self.qualnames(node.value, scope)
-        if not load and quals:
+    # --- attributes: each rule judges every ast.Attribute, in this order (see registry.py).
+
+    @checks(ast.Attribute)
+    def check_attribute_store(self, node, scope):
+        """Door 3: an attribute is stored only on an object of the plugin's own."""
+        if isinstance(node.ctx, ast.Load):
+            return
+        quals = self.node_qualnames(node.value, scope)
+        if quals:
             self.report('module-tampering', "Assigning to attributes of '%s' is not allowed" % quals[0], node)
-        elif not load and not self.plugin_object(node.value, scope, 0):
+        elif not self.plugin_object(node.value, scope, 0):
             root = self.chain_root(node.value, scope)
             if root:
                 rule = 'dynamic-name' if root.split('.')[0] in ('dataclasses', 'typing', 'enum') else 'module-tampering'
@@ -29,26 +33,48 @@ class AttributesRules:
                 self.report('module-tampering', "Assigning to attributes of an object the analyser cannot trace to the "
                             "plugin's own classes is not allowed: it may be a library object (a dataclasses Field, "
                             'whose name becomes code)', node)
-        self.check_attribute_name(attr, node, node.value, scope, load, parent)
-        self.check_request_attribute(node, scope, load)
-        if load and quals:
-            self.check_reading_reference(node, ['%s.%s' % (q, attr) for q in quals])
-        for qual in quals:
-            self.check_member(qual, attr, node)
-        if attr in ('format', 'format_map'):
-            self.check_format(node, scope, parent)
+
+    @checks(ast.Attribute)
+    def check_attribute(self, node, scope):
+        self.check_attribute_name(node.attr, node, node.value, scope, isinstance(node.ctx, ast.Load), self.parent(node))
+
+    @checks(ast.Attribute)
+    def check_module_member(self, node, scope):
+        for qual in self.node_qualnames(node.value, scope):
+            self.check_member(qual, node.attr, node)
+
+    @checks(ast.Attribute)
+    def check_format_method(self, node, scope):
+        if node.attr in ('format', 'format_map'):
+            self.check_format(node, scope, self.parent(node))
+
+    @checks(ast.Attribute)
+    def check_callable_member(self, node, scope):
+        """yaml.load and the callables that may only be called directly, however they are reached."""
+        attr = node.attr
+        parent = self.parent(node)
         called = isinstance(parent, ast.Call) and parent.func is node
+        quals = self.node_qualnames(node.value, scope)
         for qual in quals:
             if '%s.%s' % (qual, attr) in ('yaml.load', 'yaml.load_all') and not called:
                 self.report('unsafe-yaml-load', 'yaml.%s may only be called directly, with Loader=yaml.SafeLoader'
                             % attr, node)
         for qual in quals:
             self.check_callable_used_directly('%s.%s' % (qual, attr), node, called)
-        if attr == 'register' and load:
-            self.check_register(node, scope, parent)
-        if attr == 'open' and not any(q + '.open' in OPEN_LIKE for q in quals):
-            self.check_method_open(node, parent)
-        if load and isinstance(node.value, ast.Name) and not is_dunder(attr):
+
+    @checks(ast.Attribute)
+    def check_register_method(self, node, scope):
+        if node.attr == 'register' and isinstance(node.ctx, ast.Load):
+            self.check_register(node, scope, self.parent(node))
+
+    @checks(ast.Attribute)
+    def check_open_method(self, node, scope):
+        if node.attr == 'open' and not any(q + '.open' in OPEN_LIKE for q in self.node_qualnames(node.value, scope)):
+            self.check_method_open(node, self.parent(node))
+
+    @checks(ast.Attribute)
+    def check_class_member(self, node, scope):
+        if isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and not is_dunder(node.attr):
             self.check_method_through_class(node, scope)
 
     def check_attribute_name(self, attr, node, value, scope, load, parent, in_pattern=False):
@@ -211,5 +237,6 @@ class AttributesRules:
         ast.copy_location(synthetic, call)
         self.parents[id(synthetic)] = self.parent(call)
         self.node_scope[id(synthetic)] = scope
-        self.check_Attribute(synthetic, scope)
+        for rule in RULES[ast.Attribute]:
+            rule(self, synthetic, scope)
         return True

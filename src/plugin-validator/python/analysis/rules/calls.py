@@ -4,6 +4,7 @@ be called directly, and the calls that turn literal strings into attribute names
 import ast
 
 from ..common import ABSENT, UNKNOWN, attribute_problem, call_argument, is_false, is_str_constant, literal_names
+from ..registry import checks
 from ..tables import (
     FILE_WRITING_METHODS, IDENTIFIER, NAME_TAKING_CALLS, OPEN_LIKE, OPEN_MODE_SHAPE, PATH_READ_MEMBERS,
     PLUGIN_HELPER, R, READABLE_DUNDER_ATTRIBUTES, READ_MODES, YAML_SAFE_LOADERS)
@@ -58,11 +59,12 @@ class CallsRules:
 
     # --- calls
 
-    def check_Call(self, node, scope):
-        func = node.func
-        quals = self.qualnames(func, scope)
-        self.check_reading_call(node, scope, quals)
-        for qual in quals:
+    # --- calls: each rule judges every ast.Call, in this order (see registry.py).
+
+    @checks(ast.Call)
+    def check_opener_call(self, node, scope):
+        """Openers and their modes, yaml's loaders, logging to a file, pathlib.Path used to write."""
+        for qual in self.node_qualnames(node.func, scope):
             spec = OPEN_LIKE.get(qual)
             if spec is not None:
                 self.check_open_mode(node, qual, spec)
@@ -79,6 +81,9 @@ class CallsRules:
                 if not (isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in PATH_READ_MEMBERS):
                     self.report('open-write', 'Path(...) may only be used directly to read: Path(p).read_text(), '
                                 'Path(p).open()', node)
+
+    @checks(ast.Call)
+    def check_type_call(self, node, scope):
         if self.is_builtin_call(node, 'type', scope):
             parent = self.parent(node)
             if len(node.args) != 1 or node.keywords:
@@ -88,28 +93,49 @@ class CallsRules:
                 # The class of an object is a constructor: of a file object, a file writer.
                 self.report('class-machinery', 'type(x) may only be compared or named (type(x).__name__)', node)
                 self.report('open-write', 'type(x) hands out the class of x; of a file object, a file writer', node)
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+    @checks(ast.Call)
+    def check_wrapper_call(self, node, scope):
+        quals = self.node_qualnames(node.func, scope)
         if 'functools.wraps' in quals or 'functools.update_wrapper' in quals:
             self.check_wrapper(node, quals, scope)
-        if PLUGIN_HELPER + '.CommandDump' in quals:
+
+    @checks(ast.Call)
+    def check_command_call(self, node, scope):
+        if PLUGIN_HELPER + '.CommandDump' in self.node_qualnames(node.func, scope):
             self.check_command_resources(node, scope)
+
+    @checks(ast.Call)
+    def check_name_taking(self, node, scope):
         # Keyed on what the callee resolves to (`from functools import wraps as keep`), and on
         # its spelling when it cannot be resolved.
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        quals = self.node_qualnames(func, scope)
         taking = {q.rsplit('.', 1)[-1] for q in quals if q.rsplit('.', 1)[-1] in NAME_TAKING_CALLS}
         if name in NAME_TAKING_CALLS:
             taking.add(name)
         for each in sorted(taking):
             self.check_name_taking_call(node, each, NAME_TAKING_CALLS[each])
+
+    @checks(ast.Call)
+    def check_call_keywords(self, node, scope):
         for keyword in node.keywords:
             if keyword.arg == 'style' and not is_str_constant(keyword.value, ('%', '$')):
                 self.report('dynamic-name', "style= other than '%' or '$' formats log records with "
                             "str.format fields read from the record", keyword.value)
             if keyword.arg == 'capture_locals' and not is_false(keyword.value):
                 self.report('dynamic-name', 'capture_locals hands out the frames\' local variables', keyword.value)
-        if self.makes_formatter(node, quals, scope):
+
+    @checks(ast.Call)
+    def check_formatter_call(self, node, scope):
+        if self.makes_formatter(node, self.node_qualnames(node.func, scope), scope):
             self.check_formatter_arguments(node)
-        if isinstance(func, ast.Call) and self.is_decoder_call(func, scope):
-            self.report('decoded-call', 'The result of a decoder must not be called', func)
+
+    @checks(ast.Call)
+    def check_decoded_call(self, node, scope):
+        if isinstance(node.func, ast.Call) and self.is_decoder_call(node.func, scope):
+            self.report('decoded-call', 'The result of a decoder must not be called', node.func)
 
     def check_command_resources(self, node, scope):
         """CommandDump runs the commands of its resource list in a shell: only a list the framework's

@@ -5,6 +5,7 @@ import ast
 import string
 
 from ..common import Findings, attribute_problem, is_dunder, is_private, is_str_constant
+from ..registry import RULES
 from ..scopes import SCOPE_NODES
 
 try:  # CPython's own field-name grammar for str.format templates.
@@ -211,9 +212,9 @@ class EvaluatorsRules:
             self.node_scope[id(node)] = self.module_scope
             sub.order.append(node)
         for node in sub.order:
-            method = getattr(sub, 'check_' + type(node).__name__, None)
-            if method is not None and not isinstance(node, ast.Constant):
-                method(node, self.module_scope)
+            if not isinstance(node, ast.Constant):
+                for rule in RULES.get(type(node), ()):
+                    rule(sub, node, self.module_scope)
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 sub.check_string_annotation(node, depth + 1)
         for _line, _column, rule, message in sub.findings.items:

@@ -3,6 +3,7 @@
 import ast
 
 from ..common import is_dunder, is_forbidden_module, is_private
+from ..registry import checks
 from ..tables import (
     BUILTIN_NAMES_OK_AS_ATTRIBUTES, FORBIDDEN_BUILTINS, FORBIDDEN_MODULES, FUTURE_FEATURES, MODULE_TABLES,
     OBJECT_TABLES)
@@ -11,10 +12,12 @@ from ..tables import (
 class ImportsRules:
     # --- imports
 
+    @checks(ast.Import)
     def check_Import(self, node, scope):
         for alias in node.names:
             self.check_module(alias.name, alias)
 
+    @checks(ast.ImportFrom)
     def check_ImportFrom(self, node, scope):
         if node.level:
             self.report('relative-import', 'Relative imports are not allowed', node)
@@ -86,6 +89,7 @@ class ImportsRules:
         if imports and not (qualname is not None and imports == {qualname}):
             self.report('module-tampering', "Rebinding '%s', a name bound by an import, is not allowed" % name, node)
 
+    @checks(ast.alias)
     def check_alias(self, node, scope):
         parent = self.parent(node)
         if isinstance(parent, ast.ImportFrom):

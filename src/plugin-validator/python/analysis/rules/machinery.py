@@ -3,6 +3,7 @@
 import ast
 
 from ..common import is_dunder, is_private, is_str_constant
+from ..registry import checks
 from ..tables import SELF_MATCHING_BUILTINS
 
 
@@ -131,6 +132,7 @@ class MachineryRules:
 
     # --- match statements
 
+    @checks(ast.MatchClass)
     def check_MatchClass(self, node, scope):
         for attr in node.kwd_attrs:
             self.check_attribute_name(attr, node, None, scope, True, None, in_pattern=True)

@@ -3,6 +3,7 @@
 import ast
 
 from ..common import all_args, is_dunder, is_forbidden_module, is_private
+from ..registry import checks
 from ..tables import (
     ALLOWED_DUNDER_METHODS, ALLOWED_PLAIN_DUNDERS, BUILTIN_NAMES_OK_AS_ATTRIBUTES, CLASS_MACHINERY_DUNDERS,
     FORBIDDEN_BUILTINS, MODULES_VALUE_RULE, MODULE_REACHING_ATTRIBUTES, MODULE_TABLES, R, READ_ONLY_PLAIN_DUNDERS)
@@ -11,13 +12,13 @@ from ..tables import (
 class NamesRules:
     # --- names
 
+    @checks(ast.Name)
     def check_Name(self, node, scope):
         name = node.id
         parent = self.parent(node)
         if not isinstance(node.ctx, ast.Load):
             self.check_name_binding(node, scope)
             return
-        self.check_reading_reference(node, self.qualnames(node, scope))
         if name in FORBIDDEN_BUILTINS and name not in BUILTIN_NAMES_OK_AS_ATTRIBUTES:
             if not (isinstance(parent, ast.Call) and parent.func is node and self.literal_attribute_call(parent)):
                 self.report('forbidden-name', "Use of forbidden name '%s'" % name, node)
@@ -114,14 +115,14 @@ class NamesRules:
         if name in FORBIDDEN_BUILTINS and name not in BUILTIN_NAMES_OK_AS_ATTRIBUTES:
             self.report('forbidden-name', "Binding the forbidden name '%s' is not allowed" % name, node)
 
+    @checks(ast.Global, ast.Nonlocal)
     def check_Global(self, node, scope):
         for name in node.names:
             self.check_bound_name(name, node)
             if is_dunder(name):
                 self.report('dunder-access', "Access to dunder name '%s' is not allowed" % name, node)
 
-    check_Nonlocal = check_Global
-
+    @checks(ast.FunctionDef, ast.AsyncFunctionDef)
     def check_FunctionDef(self, node, scope):
         name = node.name
         if is_dunder(name):
@@ -142,27 +143,28 @@ class NamesRules:
         if node.returns is not None:
             self.check_annotation(node.returns)
 
-    check_AsyncFunctionDef = check_FunctionDef
-
+    @checks(ast.Lambda)
     def check_Lambda(self, node, scope):
         for arg in all_args(node.args):
             if is_dunder(arg.arg):
                 self.report('dunder-access', "Parameter name '%s' is not allowed" % arg.arg, arg)
 
+    @checks(ast.AnnAssign)
     def check_AnnAssign(self, node, scope):
         self.check_annotation(node.annotation)
 
+    @checks(ast.keyword)
     def check_keyword(self, node, scope):
         if node.arg is not None and is_dunder(node.arg):
             self.report('dunder-access', "Keyword name '%s' is not allowed" % node.arg, node.value)
 
+    @checks(ast.MatchAs, ast.MatchStar)
     def check_MatchAs(self, node, scope):
         if node.name:
             self.check_bound_name(node.name, node)
             self.check_not_rebinding_import(node.name, scope, node)
 
-    check_MatchStar = check_MatchAs
-
+    @checks(ast.ExceptHandler)
     def check_ExceptHandler(self, node, scope):
         if node.name:
             self.check_bound_name(node.name, node)
@@ -171,6 +173,7 @@ class NamesRules:
             else:
                 self.check_not_rebinding_import(node.name, scope, node)
 
+    @checks(ast.ClassDef)
     def check_ClassDef(self, node, scope):
         if is_dunder(node.name):
             self.report('dunder-access', "Class name '%s' is not allowed" % node.name, node)

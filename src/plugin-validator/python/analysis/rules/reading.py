@@ -11,6 +11,7 @@ is refused: `file-read`."""
 import ast
 
 from ..common import ABSENT, UNKNOWN, call_argument, is_str_constant
+from ..registry import checks
 from ..tables import (
     ABSOLUTE_READ_ROOTS, FILE_OBJECT_MAKERS, MAX_READ_DEPTH, READ_CALLABLES, READ_METHODS,
     REFUSED_FIRST_COMPONENTS, URL_PREFIXES, WHAT_MAY_BE_READ)
@@ -85,7 +86,9 @@ def string_parts(node):
 
 
 class ReadingRules:
-    def check_reading_call(self, node, scope, quals):
+    @checks(ast.Call)
+    def check_reading_call(self, node, scope):
+        quals = self.node_qualnames(node.func, scope)
         for qual in quals:
             spec = READ_CALLABLES.get(qual)
             if spec is not None:

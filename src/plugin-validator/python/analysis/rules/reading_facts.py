@@ -3,6 +3,7 @@ reading callables used only by a direct call."""
 
 import ast
 
+from ..registry import checks
 from ..tables import (
     BARE_PLUGIN_INFO_CALLS, CONTAINER_MUTATORS, FRESH_CONTAINER_CALLS, FRESH_CONTAINER_TYPES, NOT_SUBCLASSED,
     OPEN_LIKE, PLUGIN_HELPER, READ_CALLABLES, REDIRECTING_ATTRIBUTES, WHAT_MAY_BE_READ)
@@ -90,9 +91,16 @@ class ReadingFactsRules:
             return False
         return True
 
-    def check_request_attribute(self, node, scope, load):
+    @checks(ast.Name)
+    def check_reading_name(self, node, scope):
+        if isinstance(node.ctx, ast.Load):
+            self.check_reading_reference(node, self.qualnames(node, scope))
+
+    @checks(ast.Attribute)
+    def check_request_attribute(self, node, scope):
         """Stores into a Request's `full_url`, `type`, `selector` or `host`, and set_proxy(), change
         what urlopen() opens after its URL was checked."""
+        load = isinstance(node.ctx, ast.Load)
         attr = node.attr
         if attr not in REDIRECTING_ATTRIBUTES:
             return
@@ -105,6 +113,12 @@ class ReadingFactsRules:
         self.report('file-read', '%s of an object that may be a urllib Request or a shlex lexer changes what it '
                     'opens after its name was checked (file: reads local files, `source` includes files); %s'
                     % (what, WHAT_MAY_BE_READ), node)
+
+    @checks(ast.Attribute)
+    def check_reading_attribute(self, node, scope):
+        quals = self.node_qualnames(node.value, scope)
+        if quals and isinstance(node.ctx, ast.Load):
+            self.check_reading_reference(node, ['%s.%s' % (q, node.attr) for q in quals])
 
     def check_reading_reference(self, node, quals):
         """A callable that opens a file or URL by name is only called (or aliased by a plain
