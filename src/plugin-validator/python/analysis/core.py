@@ -68,8 +68,11 @@ class Analyser(ScopeBuilder, Resolution, ImportsRules, NamesRules, AttributesRul
         node_scope = self.node_scope
         rules = bound_rules(self)
         for node in self.order:
-            for rule in rules.get(type(node), ()):
-                rule(node, node_scope[id(node)])
+            node_rules = rules.get(type(node))
+            if node_rules is not None:
+                scope = node_scope[id(node)]
+                for rule in node_rules:
+                    rule(node, scope)
         self.check_contract()
 
     def report(self, rule, message, node):
