@@ -3,7 +3,10 @@ import { setPriority } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 
-/** The analyser's source, beside this module (the build copies it next to the compiled file). */
+/**
+ * The analyser's entry point, beside this module (the build copies it and its package analysis/
+ * next to the compiled file).
+ */
 export const ANALYSER_PATH = path.join(__dirname, 'python', 'analyser.py');
 /** The interpreter the framework runs plugins with: the analyser judges with the same parser. */
 export const REQUIRED_PYTHON = '3.11';

@@ -46,6 +46,6 @@ export function isNoVerdict(rule: string): boolean {
  */
 export const RULES_VERSION: number = tables.rules_version;
 
-/** The analyser's own limits (python/analyser.py keeps the same numbers). */
+/** The analyser's own limits (python/analysis/tables.py keeps the same numbers). */
 export const MAX_SOURCE_BYTES = 1024 * 1024;
 export const MAX_SOURCE_LINES = 20_000;

@@ -10,7 +10,7 @@ import type { ValidationResult, Violation } from './types';
  */
 export const VALIDATION_TIMEOUT_MS = 20_000;
 /**
- * The analyser's own CPU-time budget for one plugin (python/analyser.py refuses it past this with
+ * The analyser's own CPU-time budget for one plugin (python/analysis/budget.py refuses it past this with
  * `analysis-too-slow` and stays free for the next upload). Its worst cases run well under 1 s at
  * the upload limit; twice that leaves room for a slower machine, and it is far below
  * VALIDATION_TIMEOUT_MS, so the worker answers before the pool would have to kill it.
