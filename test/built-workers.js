@@ -23,7 +23,8 @@ function newestSource(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
-    else if (/\.(ts|json)$/.test(entry.name) && !entry.name.endsWith('.spec.ts')) {
+    else if (/\.(ts|json|py)$/.test(entry.name) && !entry.name.endsWith('.spec.ts')) {
+      // .py too: the build copies the analyser's package and the runner (scripts/copy-python.js).
       newest = Math.max(newest, statSync(path).mtimeMs);
     }
   }
