@@ -29,17 +29,17 @@ import {
   UploadPluginArgs,
 } from './dto/plugin.dto';
 import { MultipartFields } from '../http/multipart-fields.guard';
-import { REVIEW_FORM } from './review-form';
+import { REVIEW_FORM } from './review/review-form';
 import {
   DEFAULT_LIMIT,
   MAX_LIMIT,
   MAX_SEARCH_LENGTH,
   ParseListQueryPipe,
   ParsePageQueryPipe,
-} from './list-query';
-import type { ListQuery, PageQuery } from './list-query';
-import { PluginCatalogueService } from './plugin-catalogue.service';
-import type { PublicCataloguePage } from './plugin-catalogue.service';
+} from './catalogue/list-query';
+import type { ListQuery, PageQuery } from './catalogue/list-query';
+import { PluginCatalogueService } from './catalogue/plugin-catalogue.service';
+import type { PublicCataloguePage } from './catalogue/plugin-catalogue.service';
 import {
   PLUGIN_FILE_PART,
   PLUGIN_GROUPS,
@@ -48,7 +48,7 @@ import {
   PLUGIN_TYPES,
   REJECTION_REASON_MAX_LENGTH,
   TAG_MAX_LENGTH,
-} from './plugin-constants';
+} from './shared/plugin-constants';
 import {
   ALREADY_APPROVED_BY_YOU,
   FILE_MISSING,
@@ -60,7 +60,7 @@ import {
   SELF_REVIEW,
   VERSION_CHANGED,
   VERSION_NOT_FOUND,
-} from './plugin-review.service';
+} from './review/plugin-review.service';
 import {
   ManifestKey,
   PluginManifest,
@@ -69,11 +69,11 @@ import {
   VersionDiff,
   VersionList,
 } from './dto/plugin-lifecycle.dto';
-import { PluginManifestService } from './plugin-manifest.service';
-import { NOT_RATABLE, OWN_RATING, PluginRatingsService, STARS_INVALID } from './plugin-ratings.service';
-import { DIFF_BUSY, PluginVersionsService } from './plugin-versions.service';
-import { OwnPluginInterceptor } from './own-plugin.interceptor';
-import { CATALOGUE_SORTS } from './plugins.repository';
+import { PluginManifestService } from './manifest/plugin-manifest.service';
+import { NOT_RATABLE, OWN_RATING, PluginRatingsService, STARS_INVALID } from './catalogue/plugin-ratings.service';
+import { DIFF_BUSY, PluginVersionsService } from './review/plugin-versions.service';
+import { OwnPluginInterceptor } from './upload/own-plugin.interceptor';
+import { CATALOGUE_SORTS } from './shared/plugins.repository';
 import {
   INVALID_METADATA,
   MALFORMED_BODY,
@@ -81,7 +81,7 @@ import {
   ONLY_PY_FILES,
   PluginUploadInterceptor,
   PluginVersionUploadInterceptor,
-} from './plugin-upload.interceptor';
+} from './upload/plugin-upload.interceptor';
 import {
   DISK_FULL,
   PluginUploadService,
@@ -90,9 +90,9 @@ import {
   UploadedPluginFile,
   VALIDATOR_BUSY,
   VERSION_WAITING,
-} from './plugin-upload.service';
-import { UploadQuotaInterceptor } from './upload-quota.interceptor';
-import { UserPlugin } from './user-plugin.entity';
+} from './upload/plugin-upload.service';
+import { UploadQuotaInterceptor } from './upload/upload-quota.interceptor';
+import { UserPlugin } from './shared/user-plugin.entity';
 import { PluginView } from './views/plugin-audience';
 import { PluginViewInterceptor, Shown } from './views/plugin-view.interceptor';
 import { AdminPluginView, OwnerPluginView, PublicPluginView } from './views/plugin-views';

@@ -3,12 +3,12 @@ import { ApiTags } from '@nestjs/swagger';
 import { AdminRoute, type AuthUser, CurrentUser } from '../common/decorators';
 import { success } from '../common/envelopes';
 import { ParseIdPipe } from '../common/parse-id.pipe';
-import { PLUGIN_NOT_FOUND } from '../community-plugins/plugin-constants';
+import { PLUGIN_NOT_FOUND } from '../community-plugins/shared/plugin-constants';
 import {
   FILE_MISSING,
   MODIFIED_ON_DISK,
   VERSION_NOT_FOUND,
-} from '../community-plugins/plugin-review.service';
+} from '../community-plugins/review/plugin-review.service';
 import { ApiIdParam } from '../openapi/api-docs';
 import { TestRunStarted, TestRunView } from './dto/test-run.dto';
 import {

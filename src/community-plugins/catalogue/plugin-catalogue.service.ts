@@ -1,13 +1,13 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
-import { ApiError } from '../common/api-error';
-import type { AuthUser } from '../common/decorators';
-import type { CataloguePage } from './dto/plugin.dto';
+import { ApiError } from '../../common/api-error';
+import type { AuthUser } from '../../common/decorators';
+import type { CataloguePage } from '../dto/plugin.dto';
 import { ListQuery, PageQuery } from './list-query';
-import { findPluginOr404, pluginNotFound } from './plugin-lookup';
-import { PluginsRepository } from './plugins.repository';
-import type { UserPlugin } from './user-plugin.entity';
-import { Shown } from './views/plugin-view.interceptor';
-import type { PublicPluginView } from './views/plugin-views';
+import { findPluginOr404, pluginNotFound } from '../shared/plugin-lookup';
+import { PluginsRepository } from '../shared/plugins.repository';
+import type { UserPlugin } from '../shared/user-plugin.entity';
+import { Shown } from '../views/plugin-view.interceptor';
+import type { PublicPluginView } from '../views/plugin-views';
 
 export type { CataloguePage };
 

@@ -1,4 +1,4 @@
-import { identityKey, MAX_IDENTITY_KEY_LENGTH } from '../users/identity-key';
+import { identityKey, MAX_IDENTITY_KEY_LENGTH } from '../../users/identity-key';
 import {
   AUTHOR_LENGTH,
   DESCRIPTION_LENGTH,

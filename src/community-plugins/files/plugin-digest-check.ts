@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PluginStorage, sha256Hex } from './plugin-storage';
-import { PluginsRepository } from './plugins.repository';
+import { PluginsRepository } from '../shared/plugins.repository';
 
 export interface DigestCheck {
   /** Approved plugins whose file was hashed. */

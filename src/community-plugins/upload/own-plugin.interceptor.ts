@@ -1,13 +1,13 @@
 import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import type { Observable } from 'rxjs';
-import type { AuthUser } from '../common/decorators';
-import { parseId } from '../common/request-params';
-import type { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
-import { RateLimiter } from '../rate-limit/rate-limiter';
-import { pluginNotFound } from './plugin-lookup';
-import { PluginsRepository } from './plugins.repository';
+import type { AuthUser } from '../../common/decorators';
+import { parseId } from '../../common/request-params';
+import type { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { RateLimiter } from '../../rate-limit/rate-limiter';
+import { pluginNotFound } from '../shared/plugin-lookup';
+import { PluginsRepository } from '../shared/plugins.repository';
 
 const HOUR_MS = 3_600_000;
 

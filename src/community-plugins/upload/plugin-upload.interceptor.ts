@@ -8,14 +8,14 @@ import {
 } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import type { Observable } from 'rxjs';
-import { ApiError } from '../common/api-error';
-import type { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
-import { isMultipart } from '../http/multipart-fields.guard';
-import { MALFORMED_BODY, readMultipart, type MultipartRules } from '../http/multipart';
-import { PLUGIN_FILE_PART } from './plugin-constants';
-import { METADATA_FIELDS, VERSION_FIELDS } from './plugin-metadata';
-import { hasPythonExtension } from './plugin-storage';
+import { ApiError } from '../../common/api-error';
+import type { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { isMultipart } from '../../http/multipart-fields.guard';
+import { MALFORMED_BODY, readMultipart, type MultipartRules } from '../../http/multipart';
+import { PLUGIN_FILE_PART } from '../shared/plugin-constants';
+import { METADATA_FIELDS, VERSION_FIELDS } from '../shared/plugin-metadata';
+import { hasPythonExtension } from '../files/plugin-storage';
 import type { UploadedPluginFile } from './plugin-upload.service';
 
 export { MALFORMED_BODY };

@@ -1,15 +1,15 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
-import { ApiError } from '../common/api-error';
-import { Clock } from '../common/clock';
-import type { AuthUser } from '../common/decorators';
-import { retryOnDeadlock } from '../database/deadlock';
-import { Transactions } from '../database/transactions';
-import { UsersRepository } from '../users/users.repository';
+import { ApiError } from '../../common/api-error';
+import { Clock } from '../../common/clock';
+import type { AuthUser } from '../../common/decorators';
+import { retryOnDeadlock } from '../../database/deadlock';
+import { Transactions } from '../../database/transactions';
+import { UsersRepository } from '../../users/users.repository';
 import { PluginCatalogueService } from './plugin-catalogue.service';
-import { pluginNotFound } from './plugin-lookup';
-import { PluginVersionsRepository } from './plugin-versions.repository';
-import { PluginsRepository } from './plugins.repository';
-import type { UserPlugin } from './user-plugin.entity';
+import { pluginNotFound } from '../shared/plugin-lookup';
+import { PluginVersionsRepository } from '../shared/plugin-versions.repository';
+import { PluginsRepository } from '../shared/plugins.repository';
+import type { UserPlugin } from '../shared/user-plugin.entity';
 
 export const STARS_INVALID = 'Stars must be an integer from 1 to 5';
 export const OWN_RATING = 'You cannot rate your own plugin';

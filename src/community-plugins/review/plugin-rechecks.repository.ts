@@ -3,8 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { DateUtils } from 'typeorm/util/DateUtils';
 import { setImmediate } from 'node:timers/promises';
-import { isDuplicateKeyError } from '../database/integrity-error';
-import type { Violation } from '../plugin-validator';
+import { isDuplicateKeyError } from '../../database/integrity-error';
+import type { Violation } from '../../plugin-validator';
 
 /** The verdict of one rules version on one approved file (issue 18's re-check). */
 export interface Recheck {

@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { ApiError } from '../common/api-error';
+import { ApiError } from '../../common/api-error';
 import { PLUGIN_NOT_FOUND } from './plugin-constants';
 import type { PluginsRepository } from './plugins.repository';
 import type { UserPlugin } from './user-plugin.entity';

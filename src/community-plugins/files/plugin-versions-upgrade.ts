@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { retryOnDeadlock } from '../database/deadlock';
+import { retryOnDeadlock } from '../../database/deadlock';
 import { PluginStorage, sha256Hex } from './plugin-storage';
-import { PluginVersionsRepository } from './plugin-versions.repository';
-import { PluginsRepository } from './plugins.repository';
+import { PluginVersionsRepository } from '../shared/plugin-versions.repository';
+import { PluginsRepository } from '../shared/plugins.repository';
 
 /**
  * The start-up half of the upgrade to versions: a plugin written without one (by a replica

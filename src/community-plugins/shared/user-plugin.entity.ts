@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import { MAX_IDENTITY_KEY_LENGTH } from '../users/identity-key';
+import { MAX_IDENTITY_KEY_LENGTH } from '../../users/identity-key';
 import {
   DEFAULT_VERSION,
   EXECUTION_TIMEOUT,

@@ -1,21 +1,21 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
-import { ApiError } from '../common/api-error';
-import type { AuthUser } from '../common/decorators';
-import type { PluginVersionView, VersionDiff, VersionList } from './dto/plugin-lifecycle.dto';
-import { PluginCatalogueService } from './plugin-catalogue.service';
-import { findPluginOr404 } from './plugin-lookup';
+import { ApiError } from '../../common/api-error';
+import type { AuthUser } from '../../common/decorators';
+import type { PluginVersionView, VersionDiff, VersionList } from '../dto/plugin-lifecycle.dto';
+import { PluginCatalogueService } from '../catalogue/plugin-catalogue.service';
+import { findPluginOr404 } from '../shared/plugin-lookup';
 import { PluginReviewService, VERSION_NOT_FOUND } from './plugin-review.service';
-import type { PluginVersion } from './plugin-version.entity';
-import { PluginVersionsRepository } from './plugin-versions.repository';
-import { PluginsRepository } from './plugins.repository';
-import { sha256Hex } from './plugin-storage';
+import type { PluginVersion } from '../shared/plugin-version.entity';
+import { PluginVersionsRepository } from '../shared/plugin-versions.repository';
+import { PluginsRepository } from '../shared/plugins.repository';
+import { sha256Hex } from '../files/plugin-storage';
 import { withHeaders, type DiffHunks } from './unified-diff';
 import { DiffBusyError, DiffPool } from './diff-pool';
 import { DiffCache } from './diff-cache';
-import { isNoVerdict, ValidatorBusyError, ValidatorPool } from '../plugin-validator';
-import type { Violation } from '../plugin-validator';
-import { PluginTestRunsRepository } from '../plugin-test-runs/plugin-test-runs.repository';
-import { testRunMention } from '../plugin-test-runs/test-run-mention';
+import { isNoVerdict, ValidatorBusyError, ValidatorPool } from '../../plugin-validator';
+import type { Violation } from '../../plugin-validator';
+import { PluginTestRunsRepository } from '../../plugin-test-runs/plugin-test-runs.repository';
+import { testRunMention } from '../../plugin-test-runs/test-run-mention';
 
 export { VERSION_NOT_FOUND };
 

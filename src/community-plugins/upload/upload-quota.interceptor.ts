@@ -1,10 +1,10 @@
 import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
 import type { FastifyRequest as Request } from 'fastify';
 import type { Observable } from 'rxjs';
-import type { AuthUser } from '../common/decorators';
-import type { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
-import { RateLimiter } from '../rate-limit/rate-limiter';
+import type { AuthUser } from '../../common/decorators';
+import type { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { RateLimiter } from '../../rate-limit/rate-limiter';
 import { PluginUploadService } from './plugin-upload.service';
 
 const HOUR_MS = 3_600_000;

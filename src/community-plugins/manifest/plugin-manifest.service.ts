@@ -1,14 +1,14 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { createHash, createPrivateKey, createPublicKey, KeyObject, sign } from 'node:crypto';
-import { AuditLog } from '../audit/audit-log.service';
-import { canonicalJson } from '../common/canonical-json';
-import { Clock } from '../common/clock';
-import type { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
-import { Transactions } from '../database/transactions';
-import type { ManifestKey, PluginManifest } from './dto/plugin-lifecycle.dto';
-import { PluginsRepository } from './plugins.repository';
+import { AuditLog } from '../../audit/audit-log.service';
+import { canonicalJson } from '../../common/canonical-json';
+import { Clock } from '../../common/clock';
+import type { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { Transactions } from '../../database/transactions';
+import type { ManifestKey, PluginManifest } from '../dto/plugin-lifecycle.dto';
+import { PluginsRepository } from '../shared/plugins.repository';
 
 /**
  * The approved catalogue as the framework loads it, signed with Ed25519 over the canonical

@@ -2,11 +2,11 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
-import { Installation } from '../database/installation';
+import type { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { Installation } from '../../database/installation';
 import { LEGACY_TEMPORARY_NAME, STORED_FILE_NAME } from './plugin-file-names';
-import { PluginsRepository } from './plugins.repository';
+import { PluginsRepository } from '../shared/plugins.repository';
 
 /** The marker naming the database a plugin directory belongs to. Hidden: no stored name starts with a dot. */
 export const CLAIM_MARKER = '.svc-installation';

@@ -1,5 +1,5 @@
 import Piscina from 'piscina';
-import { FairQueue, QueueRefusedError } from '../common/fair-queue';
+import { FairQueue, QueueRefusedError } from '../../common/fair-queue';
 import type { DiffJob } from './diff-worker';
 import type { DiffHunks } from './unified-diff';
 

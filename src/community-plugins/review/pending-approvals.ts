@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { AuditLog } from '../audit/audit-log.service';
+import { AuditLog } from '../../audit/audit-log.service';
 
 /**
  * An approval stands for an admin's judgement only while they are an admin in service: when

@@ -1,5 +1,5 @@
-import { escapeHtml } from '../mail/html';
-import type { Mail } from '../mail/mail.service';
+import { escapeHtml } from '../../mail/html';
+import type { Mail } from '../../mail/mail.service';
 
 /** To the uploader when a version of their plugin is decided. */
 export function versionDecidedMail(

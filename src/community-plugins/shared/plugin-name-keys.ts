@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { QueryRunner } from 'typeorm';
-import { identityKey, MAX_IDENTITY_KEY_LENGTH } from '../users/identity-key';
+import { identityKey, MAX_IDENTITY_KEY_LENGTH } from '../../users/identity-key';
 
 const NAME_KEY_INDEX = 'uq_user_plugins_name_key';
 

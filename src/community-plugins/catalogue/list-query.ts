@@ -1,5 +1,5 @@
 import { HttpStatus, Injectable, PipeTransform } from '@nestjs/common';
-import { ApiError } from '../common/api-error';
+import { ApiError } from '../../common/api-error';
 import {
   PLUGIN_GROUPS,
   PLUGIN_STATUSES,
@@ -9,9 +9,9 @@ import {
   PluginType,
   TAG_MAX_LENGTH,
   TAG_PATTERN,
-} from './plugin-constants';
-import { CATALOGUE_SORTS } from './plugins.repository';
-import type { CatalogueSort } from './plugins.repository';
+} from '../shared/plugin-constants';
+import { CATALOGUE_SORTS } from '../shared/plugins.repository';
+import type { CatalogueSort } from '../shared/plugins.repository';
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;

@@ -1,8 +1,8 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { Clock } from '../common/clock';
-import { StartupWork } from '../common/startup-work';
-import { isNoVerdict, RULES_VERSION, ValidatorBusyError, ValidatorPool } from '../plugin-validator';
-import { PluginStorage, sha256Hex } from './plugin-storage';
+import { Clock } from '../../common/clock';
+import { StartupWork } from '../../common/startup-work';
+import { isNoVerdict, RULES_VERSION, ValidatorBusyError, ValidatorPool } from '../../plugin-validator';
+import { PluginStorage, sha256Hex } from '../files/plugin-storage';
 import { PluginRechecksRepository } from './plugin-rechecks.repository';
 
 /** At most this many plugins are validated in one pass; the next pass goes on after them. */

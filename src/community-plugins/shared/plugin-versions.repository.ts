@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { DateUtils } from 'typeorm/util/DateUtils';
-import { firstVersions } from '../../migrations/1763692000000-PluginLifecycle';
+import { firstVersions } from '../../../migrations/1763692000000-PluginLifecycle';
 import { PluginVersion } from './plugin-version.entity';
 
 export interface VersionApproval {

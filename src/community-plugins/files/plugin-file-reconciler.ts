@@ -8,15 +8,15 @@ import {
 import { unlink } from 'node:fs/promises';
 import { setImmediate } from 'node:timers/promises';
 import { join } from 'node:path';
-import { Clock } from '../common/clock';
-import { StartupWork } from '../common/startup-work';
-import type { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
+import { Clock } from '../../common/clock';
+import { StartupWork } from '../../common/startup-work';
+import type { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
 import { LEGACY_TEMPORARY_NAME, STORED_FILE_NAME } from './plugin-file-names';
 import { PluginStorage, PluginStorageError, sha256Hex } from './plugin-storage';
-import { PluginVersionsRepository } from './plugin-versions.repository';
+import { PluginVersionsRepository } from '../shared/plugin-versions.repository';
 import { PluginVersionsUpgrade } from './plugin-versions-upgrade';
-import { PluginsRepository } from './plugins.repository';
+import { PluginsRepository } from '../shared/plugins.repository';
 
 export interface Reconciliation {
   /** Plugin files no row names, removed. */

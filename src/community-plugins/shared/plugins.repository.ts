@@ -2,11 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { setImmediate } from 'node:timers/promises';
 import { EntityManager, IsNull, Not, Repository } from 'typeorm';
-import { RULES_VERSION } from '../plugin-validator';
-import { retryOnDeadlock } from '../database/deadlock';
-import { identityKey } from '../users/identity-key';
-import { IN_NO_LIST, keptCount, membershipOf, moveBetweenLists, recountLists } from './catalogue-counts';
-import type { CatalogueView, KeptCount, Membership, Recount } from './catalogue-counts';
+import { RULES_VERSION } from '../../plugin-validator';
+import { retryOnDeadlock } from '../../database/deadlock';
+import { identityKey } from '../../users/identity-key';
+import { IN_NO_LIST, keptCount, membershipOf, moveBetweenLists, recountLists } from '../catalogue/index/catalogue-counts';
+import type { CatalogueView, KeptCount, Membership, Recount } from '../catalogue/index/catalogue-counts';
 import type { PluginGroup, PluginStatus, PluginType } from './plugin-constants';
 import {
   indexPlugins,
@@ -19,12 +19,12 @@ import {
   searchMatches,
   someUnindexed,
   unindexPlugins,
-} from './plugin-search-index';
-import type { IndexedPlugin, IndexRepair } from './plugin-search-index';
-import type { RunQuery } from './run-query';
+} from '../catalogue/index/plugin-search-index';
+import type { IndexedPlugin, IndexRepair } from '../catalogue/index/plugin-search-index';
+import type { RunQuery } from '../catalogue/index/run-query';
 import { UserPlugin } from './user-plugin.entity';
-import { PUBLIC_VIEW_COLUMNS, publicViewOfRow } from './views/plugin-views';
-import type { PublicPluginView, PublicViewRow } from './views/plugin-views';
+import { PUBLIC_VIEW_COLUMNS, publicViewOfRow } from '../views/plugin-views';
+import type { PublicPluginView, PublicViewRow } from '../views/plugin-views';
 
 /** The columns the admin view (the widest one) shows: never file_path. */
 const LISTED_COLUMNS = [
