@@ -2,6 +2,8 @@ import { Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CommunityPluginsController } from './community-plugins.controller';
 import { PluginCatalogueService } from './catalogue/plugin-catalogue.service';
+import { CatalogueRepository } from './catalogue/catalogue.repository';
+import { ManifestRepository } from './manifest/manifest.repository';
 import { PluginFileReconciler } from './files/plugin-file-reconciler';
 import { PluginReviewService } from './review/plugin-review.service';
 import { PluginFilesModule } from './plugin-files.module';
@@ -33,6 +35,8 @@ import { DiffPool } from './review/diff-pool';
   controllers: [CommunityPluginsController],
   providers: [
     PluginCatalogueService,
+    CatalogueRepository,
+    ManifestRepository,
     PluginReviewService,
     PluginUploadService,
     PluginFileReconciler,

@@ -10,8 +10,8 @@ import {
   TAG_MAX_LENGTH,
   TAG_PATTERN,
 } from '../shared/plugin-constants';
-import { CATALOGUE_SORTS } from '../shared/plugins.repository';
-import type { CatalogueSort } from '../shared/plugins.repository';
+import { CATALOGUE_SORTS } from './catalogue-sql';
+import type { CatalogueSort } from './catalogue-sql';
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;

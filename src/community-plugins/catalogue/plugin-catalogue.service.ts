@@ -5,6 +5,7 @@ import type { CataloguePage } from '../dto/plugin.dto';
 import { ListQuery, PageQuery } from './list-query';
 import { findPluginOr404, pluginNotFound } from '../shared/plugin-lookup';
 import { PluginsRepository } from '../shared/plugins.repository';
+import { CatalogueRepository } from './catalogue.repository';
 import type { UserPlugin } from '../shared/user-plugin.entity';
 import { Shown } from '../views/plugin-view.interceptor';
 import type { PublicPluginView } from '../views/plugin-views';
@@ -17,7 +18,10 @@ export type PublicCataloguePage = Omit<CataloguePage, 'plugins'> & { plugins: Pu
 /** What users read: the approved catalogue, one plugin, their own uploads. */
 @Injectable()
 export class PluginCatalogueService {
-  constructor(private readonly plugins: PluginsRepository) {}
+  constructor(
+    private readonly plugins: PluginsRepository,
+    private readonly lists: CatalogueRepository,
+  ) {}
 
   /**
    * Admins get entities, shown in the admin view with the re-check's verdicts; everyone else
@@ -29,10 +33,10 @@ export class PluginCatalogueService {
       throw new ApiError(HttpStatus.FORBIDDEN, 'Admin privileges required');
 
     if (!caller.isAdmin) {
-      const { total, plugins } = await this.plugins.publicCatalogue({ ...listQuery, includeAltered: false });
+      const { total, plugins } = await this.lists.publicCatalogue({ ...listQuery, includeAltered: false });
       return new Shown({ total, limit, offset, plugins });
     }
-    const { total, plugins } = await this.plugins.catalogue({ ...listQuery, includeAltered: true });
+    const { total, plugins } = await this.lists.catalogue({ ...listQuery, includeAltered: true });
     return { total, limit, offset, plugins };
   }
 
@@ -49,7 +53,7 @@ export class PluginCatalogueService {
 
   /** The caller's uploads, a page at a time, in the catalogue's page shape. */
   async mine(caller: AuthUser, { limit, offset }: PageQuery): Promise<CataloguePage> {
-    const { total, plugins } = await this.plugins.uploadedBy(caller.id, { limit, offset });
+    const { total, plugins } = await this.lists.uploadedBy(caller.id, { limit, offset });
     return { total, limit, offset, plugins };
   }
 }

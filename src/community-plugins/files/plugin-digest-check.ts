@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PluginStorage, sha256Hex } from './plugin-storage';
-import { PluginsRepository } from '../shared/plugins.repository';
+import { PluginFilesRepository } from './plugin-files.repository';
 
 export interface DigestCheck {
   /** Approved plugins whose file was hashed. */
@@ -13,7 +13,7 @@ export interface DigestCheck {
 @Injectable()
 export class PluginDigestCheck {
   constructor(
-    private readonly plugins: PluginsRepository,
+    private readonly plugins: PluginFilesRepository,
     private readonly storage: PluginStorage,
   ) {}
 

@@ -6,7 +6,7 @@ import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { Installation } from '../../database/installation';
 import { LEGACY_TEMPORARY_NAME, STORED_FILE_NAME } from './plugin-file-names';
-import { PluginsRepository } from '../shared/plugins.repository';
+import { PluginFilesRepository } from './plugin-files.repository';
 
 /** The marker naming the database a plugin directory belongs to. Hidden: no stored name starts with a dot. */
 export const CLAIM_MARKER = '.svc-installation';
@@ -54,7 +54,7 @@ export class PluginDirectoryClaim {
 
   constructor(
     private readonly installation: Installation,
-    private readonly plugins: PluginsRepository,
+    private readonly plugins: PluginFilesRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.directory = resolve(config.communityPluginDir);

@@ -17,6 +17,7 @@ import { PluginStorage, PluginStorageError, sha256Hex } from './plugin-storage';
 import { PluginVersionsRepository } from '../shared/plugin-versions.repository';
 import { PluginVersionsUpgrade } from './plugin-versions-upgrade';
 import { PluginsRepository } from '../shared/plugins.repository';
+import { PluginFilesRepository } from './plugin-files.repository';
 
 export interface Reconciliation {
   /** Plugin files no row names, removed. */
@@ -94,6 +95,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
   constructor(
     private readonly storage: PluginStorage,
     private readonly plugins: PluginsRepository,
+    private readonly pluginFiles: PluginFilesRepository,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly versions: PluginVersionsRepository,
@@ -176,7 +178,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
     result.claimed = true;
     // Rows first: a row that commits after this read has its file in the listing below, and is
     // looked up again before that file is removed.
-    const rows = await this.plugins.files();
+    const rows = await this.pluginFiles.files();
     const versionFiles = await this.versions.files();
     const entries = await this.storage.entries();
     const named = new Set([...rows.map((row) => row.filePath), ...versionFiles.map((row) => row.filePath)]);
@@ -198,7 +200,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
       // In flight first, then the row: an upload no longer in flight has settled its row.
       if (
         this.storage.isInFlight(entry.name) ||
-        (await this.plugins.hasRowForFile(entry.name)) ||
+        (await this.pluginFiles.hasRowForFile(entry.name)) ||
         (await this.versions.hasRowForFile(entry.name))
       )
         continue;
@@ -210,7 +212,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
       if (++looked % YIELD_EVERY === 0) await setImmediate();
       const there = present.has(row.filePath) || (await this.storage.exists(row.filePath));
       if (!there && !row.fileMissing) {
-        if (await this.plugins.setFileMissing(row.id, this.clock.now())) {
+        if (await this.pluginFiles.setFileMissing(row.id, this.clock.now())) {
           result.missing.push(row.id);
           this.example(
             result,
@@ -219,7 +221,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
           );
         }
       } else if (there && row.fileMissing) {
-        if (await this.plugins.setFileMissing(row.id, null)) {
+        if (await this.pluginFiles.setFileMissing(row.id, null)) {
           result.restored.push(row.id);
           this.example(result, 'restored', `Plugin ${row.id} (${row.name}): its file is back`);
         }
@@ -258,7 +260,7 @@ export class PluginFileReconciler implements OnApplicationBootstrap, BeforeAppli
    * they have it again. A missing file is the pass above's business.
    */
   private async checkDigests(result: Reconciliation): Promise<void> {
-    for (const plugin of await this.plugins.approvedFiles()) {
+    for (const plugin of await this.pluginFiles.approvedFiles()) {
       if (this.stopping) return;
       if (plugin.sha256 === null) continue;
       const content = await this.storage.read(plugin.filePath);

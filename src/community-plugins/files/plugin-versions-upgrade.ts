@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { retryOnDeadlock } from '../../database/deadlock';
 import { PluginStorage, sha256Hex } from './plugin-storage';
 import { PluginVersionsRepository } from '../shared/plugin-versions.repository';
-import { PluginsRepository } from '../shared/plugins.repository';
+import { PluginFilesRepository } from './plugin-files.repository';
 
 /**
  * The start-up half of the upgrade to versions: a plugin written without one (by a replica
@@ -15,7 +15,7 @@ export class PluginVersionsUpgrade {
   private readonly logger = new Logger('PluginVersions');
 
   constructor(
-    private readonly plugins: PluginsRepository,
+    private readonly plugins: PluginFilesRepository,
     private readonly versions: PluginVersionsRepository,
     private readonly storage: PluginStorage,
   ) {}

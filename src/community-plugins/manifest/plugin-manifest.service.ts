@@ -8,7 +8,7 @@ import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { Transactions } from '../../database/transactions';
 import type { ManifestKey, PluginManifest } from '../dto/plugin-lifecycle.dto';
-import { PluginsRepository } from '../shared/plugins.repository';
+import { ManifestRepository } from './manifest.repository';
 
 /**
  * The approved catalogue as the framework loads it, signed with Ed25519 over the canonical
@@ -25,7 +25,7 @@ export class PluginManifestService implements OnApplicationBootstrap {
   private readonly ttlSeconds: number;
 
   constructor(
-    private readonly plugins: PluginsRepository,
+    private readonly plugins: ManifestRepository,
     private readonly clock: Clock,
     private readonly audit: AuditLog,
     private readonly transactions: Transactions,

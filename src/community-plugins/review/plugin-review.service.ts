@@ -19,6 +19,7 @@ import { PluginStorage, sha256Hex } from '../files/plugin-storage';
 import type { PluginVersion } from '../shared/plugin-version.entity';
 import { PluginVersionsRepository } from '../shared/plugin-versions.repository';
 import { PluginsRepository } from '../shared/plugins.repository';
+import { PluginFilesRepository } from '../files/plugin-files.repository';
 import type { UserPlugin } from '../shared/user-plugin.entity';
 import { CONTROL_IN_TEXT } from '../shared/plugin-metadata';
 import type { PluginSource, ReviewEvent, ReviewHistory } from '../dto/plugin.dto';
@@ -57,6 +58,7 @@ export class PluginReviewService implements OnApplicationBootstrap {
 
   constructor(
     private readonly plugins: PluginsRepository,
+    private readonly pluginFiles: PluginFilesRepository,
     private readonly versions: PluginVersionsRepository,
     private readonly storage: PluginStorage,
     private readonly clock: Clock,
@@ -403,7 +405,7 @@ export class PluginReviewService implements OnApplicationBootstrap {
   private async markFileMissing(plugin: UserPlugin, filePath: string): Promise<void> {
     // Only the served file's absence breaks the plugin; a waiting version's is refused on its own.
     if (filePath !== plugin.filePath) return;
-    if (await this.plugins.setFileMissing(plugin.id, this.clock.now())) {
+    if (await this.pluginFiles.setFileMissing(plugin.id, this.clock.now())) {
       this.logger.error(`Plugin ${plugin.id} (${plugin.name}): its file ${plugin.filePath} is missing`);
     }
   }

@@ -12,25 +12,18 @@ import { ApiError } from '../../common/api-error';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { isMultipart } from '../../http/multipart-fields.guard';
-import { MALFORMED_BODY, readMultipart, type MultipartRules } from '../../http/multipart';
+import { readMultipart, type MultipartRules } from '../../http/multipart';
 import { PLUGIN_FILE_PART } from '../shared/plugin-constants';
 import { METADATA_FIELDS, VERSION_FIELDS } from '../shared/plugin-metadata';
 import { hasPythonExtension } from '../files/plugin-storage';
-import type { UploadedPluginFile } from './plugin-upload.service';
-
-export { MALFORMED_BODY };
-export const ONLY_PY_FILES = 'Only .py files are accepted';
-export const ONE_FILE_ONLY = `Only one file, in part ${PLUGIN_FILE_PART}, is accepted`;
-export const INVALID_METADATA = 'Invalid plugin metadata';
-
-/**
- * An upload refused with findings (`Invalid plugin metadata`, `Plugin failed validation`):
- * `errors` at the top as documented, and the same list under `data.errors`, where the
- * marketplace client looks for findings (it reads `data.errors` or `data.violations`).
- */
-export const refusedWithFindings = (status: HttpStatus, message: string, errors: unknown): ApiError =>
-  new ApiError(status, message, errors, {}, { errors });
-export const fileTooLarge = (limit: number) => `Plugin file exceeds maximum size of ${limit} bytes`;
+import {
+  fileTooLarge,
+  INVALID_METADATA,
+  ONE_FILE_ONLY,
+  ONLY_PY_FILES,
+  refusedWithFindings,
+} from './upload-answers';
+import type { UploadedPluginFile } from './upload-answers';
 
 /** The uploaded plugin, as this interceptor leaves it for the handler. */
 export type UploadRequest = FastifyRequest & { file?: UploadedPluginFile };

@@ -13,7 +13,18 @@ import { UsersRepository } from '../../users/users.repository';
 import { PLUGIN_FILE_PART } from '../shared/plugin-constants';
 import { validateMetadata } from '../shared/plugin-metadata';
 import { PluginStorage, PluginStorageError, sha256Hex } from '../files/plugin-storage';
-import { INVALID_METADATA, refusedWithFindings } from './plugin-upload.interceptor';
+import {
+  failedValidation,
+  INVALID_METADATA,
+  nameExists,
+  refusedWithFindings,
+  storageFailed,
+  TOO_MANY_PENDING,
+  UploadedPluginFile,
+  validatorBusy,
+  VERSION_WAITING,
+  versionNotGreater,
+} from './upload-answers';
 import { PluginsRepository } from '../shared/plugins.repository';
 import type { UserPlugin } from '../shared/user-plugin.entity';
 import { ValidatorBusyError, ValidatorPool, type Violation } from '../../plugin-validator';
@@ -23,12 +34,6 @@ import type { PluginVersion } from '../shared/plugin-version.entity';
 import { PluginVersionsRepository } from '../shared/plugin-versions.repository';
 import { validateVersionFields } from '../shared/plugin-metadata';
 import { compareVersions } from './semantic-version';
-
-/** The parsed upload as the multipart interceptor leaves it on the request. */
-export interface UploadedPluginFile {
-  originalname: string;
-  buffer: Buffer;
-}
 
 /**
  * The upload checks after the ones the parser made (extension, size), in the spec's order:
@@ -274,50 +279,4 @@ export class PluginUploadService {
       throw new ApiError(HttpStatus.CONFLICT, TOO_MANY_PENDING);
     }
   }
-}
-
-/**
- * `errors` at the top stays the structured findings; under `data`, the original web client's
- * Upload tab renders each entry of `errors` as text, so there they are strings
- * (`line 3, column 8: <message> (<rule>)`), and the structured ones are `findings`.
- */
-export const failedValidation = (violations: Violation[]): ApiError =>
-  new ApiError(
-    HttpStatus.UNPROCESSABLE_ENTITY,
-    'Plugin failed validation',
-    violations,
-    {},
-    {
-      errors: violations.map(findingText),
-      findings: violations,
-    },
-  );
-
-export const findingText = (finding: Violation): string =>
-  `line ${finding.line}, column ${finding.column}: ${finding.message} (${finding.rule})`;
-
-export const VERSION_WAITING = 'A version is already waiting for review';
-const versionNotGreater = (version: string) =>
-  new ApiError(HttpStatus.CONFLICT, `Version must be greater than ${version}`);
-
-const nameExists = () => new ApiError(HttpStatus.CONFLICT, 'Plugin name already exists');
-
-export const TOO_MANY_PENDING = 'Too many pending plugins';
-export const VALIDATOR_BUSY = 'Validator is busy';
-/** A guess: one validation takes well under a second, and the queue is short. */
-const VALIDATOR_RETRY_AFTER_SECONDS = '5';
-
-const validatorBusy = () =>
-  new ApiError(HttpStatus.SERVICE_UNAVAILABLE, VALIDATOR_BUSY, undefined, {
-    'Retry-After': VALIDATOR_RETRY_AFTER_SECONDS,
-  });
-
-export const DISK_FULL = 'Not enough storage space to save the plugin';
-export const STORAGE_UNAVAILABLE = 'Plugin storage is unavailable';
-
-/** 507 for a full disk; 503 naming the cause (never the path) for a directory that cannot be written. */
-function storageFailed(error: PluginStorageError): ApiError {
-  return error.kind === 'full'
-    ? new ApiError(HttpStatus.INSUFFICIENT_STORAGE, DISK_FULL)
-    : new ApiError(HttpStatus.SERVICE_UNAVAILABLE, `${STORAGE_UNAVAILABLE}: ${error.reason}`);
 }
