@@ -12,7 +12,6 @@ import { MailService } from '../../mail/mail.service';
 import { Outbox } from '../../outbox/outbox.service';
 import { UsersRepository } from '../../users/users.repository';
 import { UsersService } from '../../users/users.service';
-import { REJECTION_REASON_MAX_LENGTH } from '../shared/plugin-constants';
 import { findPluginOr404, pluginNotFound } from '../shared/plugin-lookup';
 import { versionDecidedMail } from './plugin-mails';
 import { PluginStorage, sha256Hex } from '../files/plugin-storage';
@@ -21,30 +20,25 @@ import { PluginVersionsRepository } from '../shared/plugin-versions.repository';
 import { PluginsRepository } from '../shared/plugins.repository';
 import { PluginFilesRepository } from '../files/plugin-files.repository';
 import type { UserPlugin } from '../shared/user-plugin.entity';
-import { CONTROL_IN_TEXT } from '../shared/plugin-metadata';
 import type { PluginSource, ReviewEvent, ReviewHistory } from '../dto/plugin.dto';
+import {
+  ALREADY_APPROVED_BY_YOU,
+  Decision,
+  ExpectedVersion,
+  fileMissing,
+  modifiedOnDisk,
+  READ_FIRST,
+  Readable,
+  refuseOtherVersion,
+  SELF_REVIEW,
+  servedVersion,
+  validReason,
+  VERSION_CHANGED,
+  VERSION_NOT_FOUND,
+  versionToApprove,
+} from './review-rules';
 
 export type { PluginSource, ReviewEvent, ReviewHistory };
-
-type Decision = 'approve' | 'reject';
-
-export const SELF_REVIEW = 'Admins cannot review their own plugins';
-export const ALREADY_APPROVED_BY_YOU = 'You have already approved this version';
-export const VERSION_CHANGED = 'The version waiting for review changed; look again';
-export const READ_FIRST = 'Read the source of version <version> before approving';
-export const OTHER_VERSION_WAITING = 'Version <version> is waiting for review, not <given>';
-export const OTHER_VERSION_DECIDED = 'Version <version> is the version to <approve|reject>, not <given>';
-export const VERSION_NOT_FOUND = 'Version not found';
-
-/** What the decider says they decide on (approve's and reject's optional `version` and `sha256`). */
-export interface ExpectedVersion {
-  version?: string;
-  sha256?: string;
-}
-
-/** The bytes a version (or, for a row older than versions, the plugin itself) is read from. */
-type Readable = Pick<PluginVersion, 'version' | 'sha256' | 'filePath'> &
-  Partial<Pick<PluginVersion, 'status' | 'reviewedAt'>>;
 
 /**
  * What admins do: read the source, approve, reject, delete, read the review timeline.
@@ -93,7 +87,7 @@ export class PluginReviewService implements OnApplicationBootstrap {
     const versions = await this.versions.ofPlugin(plugin.id);
     const version: Readable | undefined =
       versionText === undefined
-        ? (this.versionToApprove(plugin, versions) ?? servedVersion(plugin, versions) ?? plugin)
+        ? (versionToApprove(plugin, versions) ?? servedVersion(plugin, versions) ?? plugin)
         : versions.find((row) => row.version === versionText);
     if (!version) throw new ApiError(HttpStatus.NOT_FOUND, VERSION_NOT_FOUND);
     const content = await this.verifiedContent(plugin, version.filePath, version.sha256, HttpStatus.GONE);
@@ -317,7 +311,7 @@ export class PluginReviewService implements OnApplicationBootstrap {
     const versions = await this.versions.ofPlugin(plugin.id, manager);
     let target: PluginVersion | undefined;
     if (decision === 'approve') {
-      target = this.versionToApprove(plugin, versions);
+      target = versionToApprove(plugin, versions);
     } else if (plugin.pendingVersion !== null) {
       target = versions.find((version) => version.version === plugin.pendingVersion);
     } else if (plugin.status === 'approved') {
@@ -330,14 +324,6 @@ export class PluginReviewService implements OnApplicationBootstrap {
       );
     }
     return target;
-  }
-
-  /** `versions` newest first; undefined when there is nothing to approve. */
-  private versionToApprove(plugin: UserPlugin, versions: PluginVersion[]): PluginVersion | undefined {
-    if (plugin.pendingVersion !== null) {
-      return versions.find((version) => version.version === plugin.pendingVersion);
-    }
-    return plugin.status === 'rejected' ? servedVersion(plugin, versions) : undefined;
   }
 
   /**
@@ -409,46 +395,4 @@ export class PluginReviewService implements OnApplicationBootstrap {
       this.logger.error(`Plugin ${plugin.id} (${plugin.name}): its file ${plugin.filePath} is missing`);
     }
   }
-}
-
-export const FILE_MISSING = 'Plugin file is missing';
-export const MODIFIED_ON_DISK = 'Plugin file was modified on disk';
-const fileMissing = (status: HttpStatus) => new ApiError(status, FILE_MISSING);
-const modifiedOnDisk = () => new ApiError(HttpStatus.CONFLICT, MODIFIED_ON_DISK);
-
-/** The version the plugin row names (the one it serves or shows), else its newest. */
-function servedVersion(plugin: UserPlugin, versions: PluginVersion[]): PluginVersion | undefined {
-  return versions.find((version) => version.version === plugin.version) ?? versions[0];
-}
-
-/**
- * A decider who named a version (or its digest) decides on that one or on nothing: 409 names
- * the version the decision would act on.
- */
-function refuseOtherVersion(target: PluginVersion, expected: ExpectedVersion, decision: Decision): void {
-  let given: string | null = null;
-  if (expected.version !== undefined && expected.version !== target.version) given = expected.version;
-  else if (expected.sha256 !== undefined && expected.sha256 !== target.sha256)
-    given = `sha256 ${expected.sha256}`;
-  if (given === null) return;
-  const message =
-    target.status === 'pending'
-      ? OTHER_VERSION_WAITING.replace('<version>', target.version)
-      : OTHER_VERSION_DECIDED.replace('<version>', target.version).replace('<approve|reject>', decision);
-  throw new ApiError(HttpStatus.CONFLICT, message.replace('<given>', given));
-}
-
-function validReason(raw: string | undefined): string {
-  const reason = raw?.trim();
-  if (!reason) throw new ApiError(HttpStatus.BAD_REQUEST, 'Missing rejection reason');
-  if ([...reason].length > REJECTION_REASON_MAX_LENGTH) {
-    throw new ApiError(
-      HttpStatus.BAD_REQUEST,
-      `Rejection reason must be at most ${REJECTION_REASON_MAX_LENGTH} characters`,
-    );
-  }
-  if (CONTROL_IN_TEXT.test(reason)) {
-    throw new ApiError(HttpStatus.BAD_REQUEST, 'Rejection reason must not contain control characters');
-  }
-  return reason;
 }

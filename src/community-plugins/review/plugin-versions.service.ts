@@ -4,7 +4,8 @@ import type { AuthUser } from '../../common/decorators';
 import type { PluginVersionView, VersionDiff, VersionList } from '../dto/plugin-lifecycle.dto';
 import { PluginCatalogueService } from '../catalogue/plugin-catalogue.service';
 import { findPluginOr404 } from '../shared/plugin-lookup';
-import { PluginReviewService, VERSION_NOT_FOUND } from './plugin-review.service';
+import { PluginReviewService } from './plugin-review.service';
+import { VERSION_NOT_FOUND } from './review-rules';
 import type { PluginVersion } from '../shared/plugin-version.entity';
 import { PluginVersionsRepository } from '../shared/plugin-versions.repository';
 import { PluginsRepository } from '../shared/plugins.repository';
@@ -16,8 +17,6 @@ import { isNoVerdict, ValidatorBusyError, ValidatorPool } from '../../plugin-val
 import type { Violation } from '../../plugin-validator';
 import { PluginTestRunsRepository } from '../../plugin-test-runs/plugin-test-runs.repository';
 import { testRunMention } from '../../plugin-test-runs/test-run-mention';
-
-export { VERSION_NOT_FOUND };
 
 export const DIFF_BUSY = 'Diff is busy';
 /** A guess, as the validator's: one diff takes 0.4 s at most, and the queue is short. */

@@ -18,7 +18,7 @@ import {
   SELF_REVIEW,
   VERSION_CHANGED,
   VERSION_NOT_FOUND,
-} from './plugin-review.service';
+} from './review-rules';
 import { DIFF_BUSY } from './plugin-versions.service';
 
 /**
