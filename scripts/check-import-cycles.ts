@@ -46,7 +46,8 @@ function importsOf(file: string): string[] {
 }
 
 const graph = new Map<string, string[]>();
-for (const folder of FOLDERS) for (const file of tsFiles(join(ROOT, folder))) graph.set(file, importsOf(file));
+for (const folder of FOLDERS)
+  for (const file of tsFiles(join(ROOT, folder))) graph.set(file, importsOf(file));
 
 // Depth-first search; a back edge to a file on the current path closes a circle.
 const state = new Map<string, 'open' | 'done'>();
@@ -65,7 +66,8 @@ const walk = (file: string): void => {
 for (const file of graph.keys()) if (!state.has(file)) walk(file);
 
 if (circles.length > 0) {
-  for (const circle of circles) console.error(`import circle: ${circle.map((file) => relative(ROOT, file)).join(' -> ')}`);
+  for (const circle of circles)
+    console.error(`import circle: ${circle.map((file) => relative(ROOT, file)).join(' -> ')}`);
   process.exit(1);
 }
 console.log(`no import circles among ${graph.size} files`);

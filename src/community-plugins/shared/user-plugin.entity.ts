@@ -87,7 +87,7 @@ export class UserPlugin {
 
   /**
    * Stored as `,tag1,tag2,` (empty for none), in their order, for the views; `tag=` finds a
-   * plugin through its rows in plugin_tags (plugin-search-index.ts), written with this column.
+   * plugin through its rows in plugin_tags (catalogue/index/plugin-search-index.ts), written with this column.
    */
   @Column({ type: 'varchar', length: TAGS_COLUMN_LENGTH, default: '', transformer: TAGS_TRANSFORMER })
   tags!: string[];
