@@ -27,7 +27,7 @@ import {
 } from './upload-answers';
 import { PluginsRepository } from '../shared/plugins.repository';
 import type { UserPlugin } from '../shared/user-plugin.entity';
-import { ValidatorBusyError, ValidatorPool, type Violation } from '../../plugin-validator';
+import { ValidatorBusyError, ValidatorPool } from '../../plugin-validator';
 import { AuditLog } from '../../audit/audit-log.service';
 import { pluginNotFound } from '../shared/plugin-lookup';
 import type { PluginVersion } from '../shared/plugin-version.entity';
