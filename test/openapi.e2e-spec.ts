@@ -1,4 +1,8 @@
-import { EXECUTION_TIMEOUT, PLUGIN_GROUPS, PLUGIN_TYPES } from '../src/community-plugins/shared/plugin-constants';
+import {
+  EXECUTION_TIMEOUT,
+  PLUGIN_GROUPS,
+  PLUGIN_TYPES,
+} from '../src/community-plugins/shared/plugin-constants';
 import { UserPlugin } from '../src/community-plugins/shared/user-plugin.entity';
 import { toAdminView, toOwnerView, toPublicView } from '../src/community-plugins/views/plugin-views';
 import { Target, toTargetView } from '../src/targets/target.entity';
