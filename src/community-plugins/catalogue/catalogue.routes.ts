@@ -25,8 +25,9 @@ const ApiPageQuery = () =>
   );
 
 /**
- * The catalogue's routes as the API documents them: the lists, one plugin, the caller, a rating (access and documentation in one decorator each; the controller declares the
- * paths, in the order the router and the OpenAPI document list them).
+ * The catalogue's routes: the lists, the caller, one plugin, a rating.
+ * Each is one decorator holding its access, its documented answers and its arguments; the
+ * controller gives it its path and handler.
  */
 export const CATALOGUE_ROUTES = {
   list: () =>

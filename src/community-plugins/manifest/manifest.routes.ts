@@ -3,8 +3,9 @@ import { ManifestKey, PluginManifest } from '../dto/plugin-lifecycle.dto';
 import { PluginView } from '../views/plugin-audience';
 
 /**
- * The manifest's routes as the API documents them (access and documentation in one decorator each; the controller declares the
- * paths, in the order the router and the OpenAPI document list them).
+ * The manifest's routes: the signed manifest and its key.
+ * Each is one decorator holding its access, its documented answers and its arguments; the
+ * controller gives it its path and handler.
  */
 export const MANIFEST_ROUTES = {
   manifest: () =>

@@ -22,8 +22,9 @@ import {
 import { DIFF_BUSY } from './plugin-versions.service';
 
 /**
- * The review's routes as the API documents them: source, decisions, versions and their diffs, history (access and documentation in one decorator each; the controller declares the
- * paths, in the order the router and the OpenAPI document list them).
+ * The review's routes: source, approve, reject, delete, versions, diff, history.
+ * Each is one decorator holding its access, its documented answers and its arguments; the
+ * controller gives it its path and handler.
  */
 export const REVIEW_ROUTES = {
   source: () =>

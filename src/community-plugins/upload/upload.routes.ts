@@ -19,8 +19,9 @@ import {
 } from './upload-answers';
 
 /**
- * The upload's two routes as the API documents them: access, answers and body (access and documentation in one decorator each; the controller declares the
- * paths, in the order the router and the OpenAPI document list them).
+ * The upload's routes: a new plugin and a new version.
+ * Each is one decorator holding its access, its documented answers and its arguments; the
+ * controller gives it its path and handler.
  */
 export const UPLOAD_ROUTES = {
   upload: () =>
