@@ -1,5 +1,8 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
-import { CATALOGUE_COUNTS_TABLE, recountLists } from '../src/community-plugins/catalogue-counts';
+import {
+  CATALOGUE_COUNTS_TABLE,
+  recountLists,
+} from '../src/community-plugins/catalogue/index/catalogue-counts';
 
 /**
  * Issue 22: the unfiltered catalogue's size is kept in `catalogue_counts`

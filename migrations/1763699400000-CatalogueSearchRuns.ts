@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { repairIndex } from '../src/community-plugins/plugin-search-index';
+import { repairIndex } from '../src/community-plugins/catalogue/index/plugin-search-index';
 
 /**
  * Issue 22: `q=` reads `plugin_runs` (src/community-plugins/plugin-search-index.ts): the run of

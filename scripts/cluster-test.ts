@@ -28,7 +28,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { activationMail, otpMail } from '../src/account/mail-templates';
-import { CLAIM_MARKER } from '../src/community-plugins/plugin-directory-claim';
+import { CLAIM_MARKER } from '../src/community-plugins/files/plugin-directory-claim';
 import { SmtpSink } from '../test/helpers/smtp-sink';
 import { RunningApp, startApp } from './lib/app-process';
 import { registerCleanup, runScript, sleep } from './lib/cleanup';

@@ -6,7 +6,7 @@ import { configureApp } from './bootstrap';
 import {
   ForeignPluginDirectoryError,
   PluginDirectoryClaim,
-} from './community-plugins/plugin-directory-claim';
+} from './community-plugins/files/plugin-directory-claim';
 import { createHttpAdapter } from './http/http-adapter';
 import { AppLogger } from './logging/app-logger';
 import { ConfigError } from './config/app-config';

@@ -1,6 +1,6 @@
 import type { SchemaUpgrade } from './database/schema-upgrade';
-import { completePluginNameKeys } from './community-plugins/plugin-name-keys';
-import { UserPlugin } from './community-plugins/user-plugin.entity';
+import { completePluginNameKeys } from './community-plugins/shared/plugin-name-keys';
+import { UserPlugin } from './community-plugins/shared/user-plugin.entity';
 import { completeUserMailboxes } from './users/mailbox-upgrade';
 import { User } from './users/user.entity';
 

@@ -11,7 +11,7 @@ const ROOT = join(__dirname, '..');
 const WORKERS = {
   'bcrypt-worker': 'src/account/bcrypt-worker',
   'mail-thread': 'src/mail/mail-thread',
-  'diff-worker': 'src/community-plugins/diff-worker',
+  'diff-worker': 'src/community-plugins/review/diff-worker',
 };
 
 const moduleNameMapper = Object.fromEntries(

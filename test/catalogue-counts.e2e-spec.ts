@@ -1,7 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { seedCatalogue } from '../bench/catalogue-scale';
-import { PluginFileReconciler } from '../src/community-plugins/plugin-file-reconciler';
-import { CHECKPOINT_EVERY, PluginsRepository } from '../src/community-plugins/plugins.repository';
+import { PluginFileReconciler } from '../src/community-plugins/files/plugin-file-reconciler';
+import { CHECKPOINT_EVERY } from '../src/community-plugins/catalogue/catalogue-sql';
+import { PluginsRepository } from '../src/community-plugins/shared/plugins.repository';
 import {
   benignPlugin,
   catalogueCounts,

@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { PluginFileReconciler } from '../src/community-plugins/plugin-file-reconciler';
-import { PluginsRepository } from '../src/community-plugins/plugins.repository';
+import { PluginFileReconciler } from '../src/community-plugins/files/plugin-file-reconciler';
+import { PluginsRepository } from '../src/community-plugins/shared/plugins.repository';
 import {
   benignPlugin,
   databaseUrlOf,

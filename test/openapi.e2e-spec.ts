@@ -1,5 +1,9 @@
-import { EXECUTION_TIMEOUT, PLUGIN_GROUPS, PLUGIN_TYPES } from '../src/community-plugins/plugin-constants';
-import { UserPlugin } from '../src/community-plugins/user-plugin.entity';
+import {
+  EXECUTION_TIMEOUT,
+  PLUGIN_GROUPS,
+  PLUGIN_TYPES,
+} from '../src/community-plugins/shared/plugin-constants';
+import { UserPlugin } from '../src/community-plugins/shared/user-plugin.entity';
 import { toAdminView, toOwnerView, toPublicView } from '../src/community-plugins/views/plugin-views';
 import { Target, toTargetView } from '../src/targets/target.entity';
 import type { ApiHttpAdapter } from '../src/http/http-adapter';

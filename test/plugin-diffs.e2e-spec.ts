@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DiffPool } from '../src/community-plugins/diff-pool';
+import { DiffPool } from '../src/community-plugins/review/diff-pool';
 import { fail } from './helpers/envelopes';
 import {
   benignPlugin,

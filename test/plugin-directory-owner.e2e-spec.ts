@@ -9,8 +9,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PluginDirectoryClaim } from '../src/community-plugins/plugin-directory-claim';
-import { PluginFileReconciler } from '../src/community-plugins/plugin-file-reconciler';
+import { PluginDirectoryClaim } from '../src/community-plugins/files/plugin-directory-claim';
+import { PluginFileReconciler } from '../src/community-plugins/files/plugin-file-reconciler';
 import { spawnApiProcess } from './helpers/api-process';
 import type { ObservedApiProcess } from './helpers/api-process';
 import { emptyDatabase, testDatabaseUrl } from './helpers/database';

@@ -1,7 +1,10 @@
 import { existsSync, readdirSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { MAX_EXAMPLE_LINES, PluginFileReconciler } from '../src/community-plugins/plugin-file-reconciler';
+import {
+  MAX_EXAMPLE_LINES,
+  PluginFileReconciler,
+} from '../src/community-plugins/files/plugin-file-reconciler';
 import {
   benignPlugin,
   SignedInUser,

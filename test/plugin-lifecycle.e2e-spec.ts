@@ -3,8 +3,8 @@ import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:c
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { canonicalJson } from '../src/common/canonical-json';
-import { PluginFileReconciler } from '../src/community-plugins/plugin-file-reconciler';
-import { PluginManifestService } from '../src/community-plugins/plugin-manifest.service';
+import { PluginFileReconciler } from '../src/community-plugins/files/plugin-file-reconciler';
+import { PluginManifestService } from '../src/community-plugins/manifest/plugin-manifest.service';
 import { fail } from './helpers/envelopes';
 import {
   benignPlugin,

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { dirname } from 'node:path';
 import { seedCatalogue } from '../bench/catalogue-scale';
-import { NAME_KEY_BATCH } from '../src/community-plugins/plugin-name-keys';
+import { NAME_KEY_BATCH } from '../src/community-plugins/shared/plugin-name-keys';
 import { identityKey } from '../src/users/identity-key';
 import { expectFail } from './helpers/envelopes';
 import {

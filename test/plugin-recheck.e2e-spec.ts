@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { PluginRecheckService } from '../src/community-plugins/plugin-recheck.service';
+import { PluginRecheckService } from '../src/community-plugins/review/plugin-recheck.service';
 import { RULES_VERSION } from '../src/plugin-validator';
 import {
   ADMIN_VIEW_KEYS,

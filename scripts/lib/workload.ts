@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { RunningApp } from './app-process';
 import { HttpClient, HttpResult, Multipart } from './http-client';
 
 export const PASSWORD = 'Load!Test9pw';
@@ -251,9 +250,15 @@ export async function signUp(
   return { username, email, password: PASSWORD, token };
 }
 
+/** What a sign-up needs of an app: its client and a watch over its mail (app-process's RunningApp has both). */
+export interface SignUpTarget {
+  client: HttpClient;
+  mail: { watch: MailWatch };
+}
+
 /** `count` users signed up through `app`, reading the mail it prints, `concurrency` at a time. */
 export async function provisionUsers(
-  app: RunningApp,
+  app: SignUpTarget,
   runId: string,
   count: number,
   concurrency = 5,

@@ -5,7 +5,7 @@ import { PASSWORD_RESET_PATH } from '../users/account-paths';
 import { ChangeRecorder, ListedAdminError, UnknownEmailError, UsersService } from '../users/users.service';
 import { AuditLog } from '../audit/audit-log.service';
 import type { AuditAction } from '../audit/audit-entry.entity';
-import { PendingApprovals } from '../community-plugins/pending-approvals';
+import { PendingApprovals } from '../community-plugins/review/pending-approvals';
 
 /** Output goes straight to the streams: stdout for results, stderr for warnings and errors. */
 const out = (line: string) => process.stdout.write(`${line}\n`);

@@ -4,7 +4,7 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { COMMANDS } from './command-specs';
 import { AuditLog } from '../audit/audit-log.service';
-import { PluginDigestCheck } from '../community-plugins/plugin-digest-check';
+import { PluginDigestCheck } from '../community-plugins/files/plugin-digest-check';
 import { PluginsTestRunCommand } from './test-run.command';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);

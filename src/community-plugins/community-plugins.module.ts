@@ -1,27 +1,29 @@
 import { Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CommunityPluginsController } from './community-plugins.controller';
-import { PluginCatalogueService } from './plugin-catalogue.service';
-import { PluginFileReconciler } from './plugin-file-reconciler';
-import { PluginReviewService } from './plugin-review.service';
+import { PluginCatalogueService } from './catalogue/plugin-catalogue.service';
+import { CatalogueRepository } from './catalogue/catalogue.repository';
+import { ManifestRepository } from './manifest/manifest.repository';
+import { PluginFileReconciler } from './files/plugin-file-reconciler';
+import { PluginReviewService } from './review/plugin-review.service';
 import { PluginFilesModule } from './plugin-files.module';
-import { PluginUploadService } from './plugin-upload.service';
-import { UserPlugin } from './user-plugin.entity';
-import { PluginVersion } from './plugin-version.entity';
-import { PluginVersionsRepository } from './plugin-versions.repository';
-import { PluginVersionsService } from './plugin-versions.service';
-import { PluginRatingsService } from './plugin-ratings.service';
-import { PluginManifestService } from './plugin-manifest.service';
-import { PluginVersionsUpgrade } from './plugin-versions-upgrade';
-import { OwnPluginInterceptor } from './own-plugin.interceptor';
-import { PluginRecheckService } from './plugin-recheck.service';
-import { PluginRechecksRepository } from './plugin-rechecks.repository';
+import { PluginUploadService } from './upload/plugin-upload.service';
+import { UserPlugin } from './shared/user-plugin.entity';
+import { PluginVersion } from './shared/plugin-version.entity';
+import { PluginVersionsRepository } from './shared/plugin-versions.repository';
+import { PluginVersionsService } from './review/plugin-versions.service';
+import { PluginRatingsService } from './catalogue/plugin-ratings.service';
+import { PluginManifestService } from './manifest/plugin-manifest.service';
+import { PluginVersionsUpgrade } from './files/plugin-versions-upgrade';
+import { OwnPluginInterceptor } from './upload/own-plugin.interceptor';
+import { PluginRecheckService } from './review/plugin-recheck.service';
+import { PluginRechecksRepository } from './review/plugin-rechecks.repository';
 import { ValidatorPool } from '../plugin-validator';
 import { UsersModule } from '../users/users.module';
 import { PluginTestRunRecordsModule } from '../plugin-test-runs/plugin-test-run-records.module';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { DiffPool } from './diff-pool';
+import { DiffPool } from './review/diff-pool';
 
 @Module({
   imports: [
@@ -33,6 +35,8 @@ import { DiffPool } from './diff-pool';
   controllers: [CommunityPluginsController],
   providers: [
     PluginCatalogueService,
+    CatalogueRepository,
+    ManifestRepository,
     PluginReviewService,
     PluginUploadService,
     PluginFileReconciler,

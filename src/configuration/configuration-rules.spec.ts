@@ -1,4 +1,5 @@
-import { ConfigurationItemView, groupBySection, requestedChanges, valueProblem } from './configuration-rules';
+import { groupBySection, requestedChanges, valueProblem } from './configuration-rules';
+import type { ConfigurationItemView } from './dto/configuration.dto';
 
 const item = (section: string, key: string, dirty = false): ConfigurationItemView => ({
   dirty,

@@ -1,9 +1,14 @@
 import { VALUE_MAX } from './configuration-defaults';
 
-import type { ConfigurationItemView } from './dto/configuration.dto';
+/** The 400 of both routes: a filter or change the rules refuse. */
+export const INCORRECT_PARAMETERS = 'Incorrect query parameters';
 
-/** An item as the API shows it: one declaration for the type and its OpenAPI schema. */
-export type { ConfigurationItemView };
+/** What grouping reads of an item (its view, `ConfigurationItemView`, is the DTO's, which imports these rules). */
+interface GroupedItem {
+  key: string;
+  section: string;
+  dirty: boolean;
+}
 
 /** GET filters: an item passes when it matches every filter given (values of one filter: any of). */
 export interface ConfigurationFilter {
@@ -18,11 +23,11 @@ const byCodePoint = (left: string, right: string): number => (left < right ? -1 
  * Items grouped by section, sections and keys in code-point order, so the answer is the
  * same on every database whatever its collation.
  */
-export function groupBySection(
-  items: ConfigurationItemView[],
+export function groupBySection<Item extends GroupedItem>(
+  items: Item[],
   filter: ConfigurationFilter,
-): Record<string, ConfigurationItemView[]> {
-  const groups = new Map<string, ConfigurationItemView[]>();
+): Record<string, Item[]> {
+  const groups = new Map<string, Item[]>();
   const selected = items
     .filter((item) => filter.keys.length === 0 || filter.keys.includes(item.key))
     .filter((item) => filter.sections.length === 0 || filter.sections.includes(item.section))

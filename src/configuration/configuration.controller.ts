@@ -12,9 +12,9 @@ import {
 import type { AuthUser } from '../common/decorators';
 import { success } from '../common/envelopes';
 import { mapOfLists } from '../openapi/api-docs';
-import type { RequestedChanges } from './configuration-rules';
+import { INCORRECT_PARAMETERS, type RequestedChanges } from './configuration-rules';
 import { VALUE_MAX } from './configuration-defaults';
-import { ConfigurationService, INCORRECT_PARAMETERS } from './configuration.service';
+import { ConfigurationService } from './configuration.service';
 import {
   ConfigurationChanges,
   ConfigurationFilterArgs,

@@ -7,13 +7,12 @@ import type { ConfigurationItem } from './configuration-item.entity';
 import { ConfigurationRepository } from './configuration.repository';
 import {
   ConfigurationFilter,
-  ConfigurationItemView,
   groupBySection,
+  INCORRECT_PARAMETERS,
   RequestedChanges,
   valueProblem,
 } from './configuration-rules';
-
-export const INCORRECT_PARAMETERS = 'Incorrect query parameters';
+import type { ConfigurationItemView } from './dto/configuration.dto';
 
 @Injectable()
 export class ConfigurationService implements OnApplicationBootstrap {

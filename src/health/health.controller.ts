@@ -10,7 +10,7 @@ import { ApiError } from '../common/api-error';
 import {
   ForeignPluginDirectoryError,
   PluginDirectoryClaim,
-} from '../community-plugins/plugin-directory-claim';
+} from '../community-plugins/files/plugin-directory-claim';
 import { Public } from '../common/decorators';
 import { StartupWork } from '../common/startup-work';
 import { success } from '../common/envelopes';

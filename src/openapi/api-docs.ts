@@ -310,3 +310,10 @@ export const ApiIdParam = (name: string) =>
     schema: { type: 'integer', minimum: 1, maximum: MAX_ID },
     description: 'Decimal digits without a leading zero; any other spelling names nothing',
   });
+
+/**
+ * Decorators written as a list and applied as if stacked above a method (the last one first),
+ * so a route's documentation kept apart from its handler lists its parameters in the same order.
+ */
+export const routeDocs = (...decorators: Array<MethodDecorator | (MethodDecorator & ClassDecorator)>) =>
+  applyDecorators(...[...decorators].reverse());

@@ -3,12 +3,8 @@ import { ApiTags } from '@nestjs/swagger';
 import { AdminRoute, type AuthUser, CurrentUser } from '../common/decorators';
 import { success } from '../common/envelopes';
 import { ParseIdPipe } from '../common/parse-id.pipe';
-import { PLUGIN_NOT_FOUND } from '../community-plugins/plugin-constants';
-import {
-  FILE_MISSING,
-  MODIFIED_ON_DISK,
-  VERSION_NOT_FOUND,
-} from '../community-plugins/plugin-review.service';
+import { PLUGIN_NOT_FOUND } from '../community-plugins/shared/plugin-constants';
+import { FILE_MISSING, MODIFIED_ON_DISK, VERSION_NOT_FOUND } from '../community-plugins/review/review-rules';
 import { ApiIdParam } from '../openapi/api-docs';
 import { TestRunStarted, TestRunView } from './dto/test-run.dto';
 import {

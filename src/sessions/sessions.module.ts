@@ -1,19 +1,15 @@
-import { forwardRef, Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { Module } from '@nestjs/common';
 import { TargetsModule } from '../targets/targets.module';
 import { UsersModule } from '../users/users.module';
-import { SessionLimits } from './session-limits';
-import { SessionTarget } from './session-target.entity';
-import { Session } from './session.entity';
+import { SessionStoreModule } from './session-store.module';
 import { SessionsController } from './sessions.controller';
-import { SessionsRepository } from './sessions.repository';
 import { SessionsService } from './sessions.service';
 
 @Module({
-  // Each needs the other: sessions check target ownership, and new targets join the active session.
-  imports: [TypeOrmModule.forFeature([Session, SessionTarget]), forwardRef(() => TargetsModule), UsersModule],
+  // Sessions check target ownership through the targets module; the tables both use are the store's.
+  imports: [SessionStoreModule, TargetsModule, UsersModule],
   controllers: [SessionsController],
-  providers: [SessionsService, SessionsRepository, SessionLimits],
-  exports: [SessionsService, SessionsRepository, SessionLimits],
+  providers: [SessionsService],
+  exports: [SessionsService, SessionStoreModule],
 })
 export class SessionsModule {}

@@ -1,6 +1,6 @@
-import { forwardRef, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { SessionsModule } from '../sessions/sessions.module';
+import { SessionStoreModule } from '../sessions/session-store.module';
 import { UsersModule } from '../users/users.module';
 import { Target } from './target.entity';
 import { TargetsController } from './targets.controller';
@@ -9,7 +9,7 @@ import { TargetsService } from './targets.service';
 
 @Module({
   // The client's targets page is the active session's: listing reads it, adding joins it.
-  imports: [TypeOrmModule.forFeature([Target]), forwardRef(() => SessionsModule), UsersModule],
+  imports: [TypeOrmModule.forFeature([Target]), SessionStoreModule, UsersModule],
   controllers: [TargetsController],
   providers: [TargetsService, TargetsRepository],
   exports: [TargetsService],

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Response } from 'supertest';
-import { CLAIM_MARKER } from '../../src/community-plugins/plugin-directory-claim';
+import { CLAIM_MARKER } from '../../src/community-plugins/files/plugin-directory-claim';
 import { login, registerAndActivate, STRONG_PASSWORD } from './accounts';
 import type { TestUser } from './accounts';
 import type { SmtpSink } from './smtp-sink';

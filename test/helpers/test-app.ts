@@ -11,7 +11,7 @@ import { configureApp } from '../../src/bootstrap';
 import { createHttpAdapter } from '../../src/http/http-adapter';
 import { Clock } from '../../src/common/clock';
 import { StartupWork } from '../../src/common/startup-work';
-import { PluginFileReconciler } from '../../src/community-plugins/plugin-file-reconciler';
+import { PluginFileReconciler } from '../../src/community-plugins/files/plugin-file-reconciler';
 import { loadConfig } from '../../src/config/app-config';
 import { Outbox } from '../../src/outbox/outbox.service';
 import type { AppConfig } from '../../src/config/app-config';

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow } from 'class-validator';
 import { TextArg } from '../../common/args';
-import { PLUGIN_FILE_PART, PLUGIN_STATUSES, VERSION_MAX_LENGTH } from '../plugin-constants';
-import { CHANGELOG_MAX_LENGTH } from '../plugin-metadata';
+import { PLUGIN_FILE_PART, PLUGIN_STATUSES, VERSION_MAX_LENGTH } from '../shared/plugin-constants';
+import { CHANGELOG_MAX_LENGTH } from '../shared/plugin-metadata';
 
 /** The multipart form of a new version; the plugin's name and metadata stay as they are. */
 export class UploadVersionArgs {

@@ -16,8 +16,8 @@ import {
   REJECTION_REASON_MAX_LENGTH,
   TAG_MAX_LENGTH,
   VERSION_MAX_LENGTH,
-} from '../plugin-constants';
-import type { UserPlugin } from '../user-plugin.entity';
+} from '../shared/plugin-constants';
+import type { UserPlugin } from '../shared/user-plugin.entity';
 import { AdminPluginView, OwnerPluginView, PublicPluginView } from '../views/plugin-views';
 
 /** The caller, as `me/` shows them. */

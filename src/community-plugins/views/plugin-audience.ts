@@ -1,7 +1,7 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { AdminRoute, Authenticated, RouteOptions } from '../../common/decorators';
 import type { AuthUser } from '../../common/decorators';
-import type { UserPlugin } from '../user-plugin.entity';
+import type { UserPlugin } from '../shared/user-plugin.entity';
 import { toAdminView, toOwnerView, toPublicView } from './plugin-views';
 
 export const PLUGIN_AUDIENCE = 'svc:pluginAudience';

@@ -4,8 +4,8 @@ import type { FastifyRequest as Request } from 'fastify';
 import { mergeMap, Observable } from 'rxjs';
 import type { AuthUser } from '../../common/decorators';
 import { success } from '../../common/envelopes';
-import { PluginRechecksRepository } from '../plugin-rechecks.repository';
-import { UserPlugin } from '../user-plugin.entity';
+import { PluginRechecksRepository } from '../review/plugin-rechecks.repository';
+import { UserPlugin } from '../shared/user-plugin.entity';
 import { PLUGIN_AUDIENCE, PluginAudience, viewFor } from './plugin-audience';
 
 /**

@@ -1,4 +1,4 @@
-import { UserPlugin } from '../user-plugin.entity';
+import { UserPlugin } from '../shared/user-plugin.entity';
 import { viewFor } from './plugin-audience';
 import { publicViewOfRow, toAdminView, toOwnerView, toPublicView } from './plugin-views';
 import type { PublicViewRow } from './plugin-views';

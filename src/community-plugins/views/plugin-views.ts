@@ -6,10 +6,10 @@ import {
   PLUGIN_STATUSES,
   PLUGIN_TYPES,
   VERSION_MAX_LENGTH,
-} from '../plugin-constants';
+} from '../shared/plugin-constants';
 import { FindingView } from '../dto/plugin-lifecycle.dto';
-import { parseStoredTags } from '../user-plugin.entity';
-import type { UserPlugin } from '../user-plugin.entity';
+import { parseStoredTags } from '../shared/user-plugin.entity';
+import type { UserPlugin } from '../shared/user-plugin.entity';
 
 /*
  * The three views, each the one before plus its own fields. A class is the type the view

@@ -3,8 +3,7 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { FlagArg, TextArgs } from '../../common/args';
 import type { ArgumentSource } from '../../common/request-params';
 import { FailWith } from '../../common/validation';
-import { requestedChanges, RequestedChanges } from '../configuration-rules';
-import { INCORRECT_PARAMETERS } from '../configuration.service';
+import { INCORRECT_PARAMETERS, requestedChanges, RequestedChanges } from '../configuration-rules';
 
 /** An item as the API shows it. */
 @ApiSchema({ name: 'ConfigurationItem' })
