@@ -14,6 +14,7 @@ import { identityKey } from '../src/users/identity-key';
 import { BcryptPool } from '../src/account/bcrypt-pool';
 import { helmetHeaders } from '../src/http/security-headers';
 import type { AppConfig } from '../src/config/app-config';
+import { PUBLIC_VIEW_COLUMNS, type PublicViewRow } from '../src/community-plugins/views/public-view-columns';
 
 interface TokenOwnerRow {
   userId: number;
@@ -30,24 +31,8 @@ interface SessionRow {
   Session_active: unknown;
 }
 
-/** The public view's columns (src/community-plugins/views/plugin-views.ts), and the kept count. */
-interface PluginRow {
-  kept_total: number | string | null;
-  id: number;
-  name: string;
-  description: string;
-  group: string;
-  type: string;
-  author: string;
-  status: string;
-  version: string;
-  tags: string;
-  sha256: string | null;
-  created_at: unknown;
-  updated_at: unknown;
-  rating_total: number;
-  ratings_count: number;
-}
+/** A row of the public view's columns (the app's own list), and the kept count. */
+type PluginRow = PublicViewRow & { kept_total: number | string | null };
 
 interface UserRow {
   User_id: number;
@@ -117,22 +102,7 @@ function statements(quote: (name: string) => string) {
   };
 }
 
-const PLUGIN_COLUMNS = [
-  'id',
-  'name',
-  'description',
-  'group',
-  'type',
-  'author',
-  'status',
-  'version',
-  'tags',
-  'sha256',
-  'created_at',
-  'updated_at',
-  'rating_total',
-  'ratings_count',
-];
+const PLUGIN_COLUMNS = PUBLIC_VIEW_COLUMNS;
 
 const USER_COLUMNS = [
   'id',

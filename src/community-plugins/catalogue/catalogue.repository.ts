@@ -3,8 +3,10 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { RULES_VERSION } from '../../plugin-validator';
 import { UserPlugin } from '../shared/user-plugin.entity';
-import { PUBLIC_VIEW_COLUMNS, publicViewOfRow } from '../views/plugin-views';
-import type { PublicPluginView, PublicViewRow } from '../views/plugin-views';
+import { publicViewOfRow } from '../views/plugin-views';
+import { PUBLIC_VIEW_COLUMNS } from '../views/public-view-columns';
+import type { PublicPluginView } from '../views/plugin-views';
+import type { PublicViewRow } from '../views/public-view-columns';
 import {
   CatalogueFilter,
   CatalogueSort,

@@ -1,7 +1,7 @@
 import { UserPlugin } from '../shared/user-plugin.entity';
 import { viewFor } from './plugin-audience';
 import { publicViewOfRow, toAdminView, toOwnerView, toPublicView } from './plugin-views';
-import type { PublicViewRow } from './plugin-views';
+import type { PublicViewRow } from './public-view-columns';
 
 function plugin(overrides: Partial<UserPlugin> = {}): UserPlugin {
   return Object.assign(new UserPlugin(), {

@@ -8,6 +8,7 @@ import {
   VERSION_MAX_LENGTH,
 } from '../shared/plugin-constants';
 import { FindingView } from '../dto/plugin-lifecycle.dto';
+import type { PublicViewRow } from './public-view-columns';
 import { parseStoredTags } from '../shared/user-plugin.entity';
 import type { UserPlugin } from '../shared/user-plugin.entity';
 
@@ -158,43 +159,6 @@ export function toPublicView(plugin: UserPlugin): PublicPluginView {
 /** The mean of the ratings to one decimal; 0 when there are none. */
 const shownRating = (total: number, count: number): number =>
   count > 0 ? Math.round((total * 10) / count) / 10 : 0;
-
-/** The columns the public view shows, as the catalogue's listing statement reads them. */
-export const PUBLIC_VIEW_COLUMNS = [
-  'id',
-  'name',
-  'description',
-  'group',
-  'type',
-  'author',
-  'status',
-  'version',
-  'tags',
-  'sha256',
-  'created_at',
-  'updated_at',
-  'rating_total',
-  'ratings_count',
-] as const;
-
-/** A row of PUBLIC_VIEW_COLUMNS as the driver hands it over: dates as the driver gives them. */
-export type PublicViewRow = {
-  id: number;
-  name: string;
-  description: string;
-  group: string;
-  type: string;
-  author: string;
-  status: string;
-  version: string;
-  /** Stored form, `,a,b,`. */
-  tags: string;
-  sha256: string | null;
-  created_at: unknown;
-  updated_at: unknown;
-  rating_total: number;
-  ratings_count: number;
-};
 
 /**
  * toPublicView straight from a listing row (`isoDate` turns the driver's datetime into ISO
