@@ -18,6 +18,15 @@ import {
   VERSION_WAITING,
 } from './upload-answers';
 
+/** The 400s of a multipart body, the same for a new plugin and a new version. */
+const BODY_REFUSALS = [
+  ONLY_PY_FILES,
+  ONE_FILE_ONLY,
+  INVALID_METADATA,
+  MALFORMED_BODY,
+  `No ${PLUGIN_FILE_PART} provided`,
+];
+
 /**
  * The upload's routes: a new plugin and a new version.
  * Each is one decorator holding its access, its documented answers and its arguments; the
@@ -37,13 +46,7 @@ export const UPLOAD_ROUTES = {
         status: 201,
         data: OwnerPluginView,
         fails: {
-          400: [
-            ONLY_PY_FILES,
-            ONE_FILE_ONLY,
-            INVALID_METADATA,
-            MALFORMED_BODY,
-            `No ${PLUGIN_FILE_PART} provided`,
-          ],
+          400: BODY_REFUSALS,
           409: ['Plugin name already exists', TOO_MANY_PENDING],
           413: ['Plugin file exceeds maximum size of <PLUGIN_UPLOAD_MAX_SIZE> bytes'],
           422: ['Plugin failed validation'],
@@ -66,13 +69,7 @@ export const UPLOAD_ROUTES = {
         status: 201,
         data: OwnerPluginView,
         fails: {
-          400: [
-            ONLY_PY_FILES,
-            ONE_FILE_ONLY,
-            INVALID_METADATA,
-            MALFORMED_BODY,
-            `No ${PLUGIN_FILE_PART} provided`,
-          ],
+          400: BODY_REFUSALS,
           ...NOT_FOUND,
           409: ['Version must be greater than <latest>', VERSION_WAITING],
           413: ['Plugin file exceeds maximum size of <PLUGIN_UPLOAD_MAX_SIZE> bytes'],
