@@ -57,13 +57,12 @@ export const CONTROL_IN_TEXT = /[^\P{Cc}\t\n\r]|[\u061c\u200e\u200f\u202a-\u202e
 
 const lengthOf = (text: string): number => [...text].length;
 
-/**
- * Checks the text fields of an upload. Text fields are trimmed before their length is
- * measured and are stored trimmed; a field given twice or as anything but text is refused.
- */
-export function validateMetadata(fields: Record<string, unknown>): MetadataResult {
-  const errors: MetadataErrors = {};
-  const text = (field: string): string | undefined => {
+/** Reads one multipart text field: undefined when absent; given twice or not text, an error. */
+function textFieldReader(
+  fields: Record<string, unknown>,
+  errors: MetadataErrors,
+): (field: string) => string | undefined {
+  return (field) => {
     const value = fields[field];
     if (value === undefined) return undefined;
     if (typeof value !== 'string') {
@@ -72,6 +71,15 @@ export function validateMetadata(fields: Record<string, unknown>): MetadataResul
     }
     return value;
   };
+}
+
+/**
+ * Checks the text fields of an upload. Text fields are trimmed before their length is
+ * measured and are stored trimmed; a field given twice or as anything but text is refused.
+ */
+export function validateMetadata(fields: Record<string, unknown>): MetadataResult {
+  const errors: MetadataErrors = {};
+  const text = textFieldReader(fields, errors);
 
   const name = boundedText(text('name'), 'name', NAME_LENGTH, CONTROL_OR_FORMAT, errors);
   // A few characters expand many times under NFKC; the key column has room for 255.
@@ -214,15 +222,7 @@ export type VersionFieldsResult =
 /** A new version's fields: `version` required (the upload's rule otherwise), `changelog` optional free text. */
 export function validateVersionFields(fields: Record<string, unknown>): VersionFieldsResult {
   const errors: MetadataErrors = {};
-  const text = (field: string): string | undefined => {
-    const value = fields[field];
-    if (value === undefined) return undefined;
-    if (typeof value !== 'string') {
-      errors[field] = Array.isArray(value) ? 'must be given once' : 'must be text';
-      return undefined;
-    }
-    return value;
-  };
+  const text = textFieldReader(fields, errors);
   const rawVersion = text('version');
   if (rawVersion === undefined && !errors.version) errors.version = 'is required';
   else if (rawVersion !== undefined && rawVersion.trim() === '') errors.version = 'is required';
