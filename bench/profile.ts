@@ -22,7 +22,7 @@ import { seed } from './seed';
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string };
+  callFrame: { functionName: string; url: string; lineNumber: number };
 }
 interface Profile {
   nodes: ProfileNode[];
@@ -57,6 +57,19 @@ function addSelfTime(totals: Map<string, number>, profile: Profile): void {
   });
 }
 
+/** Adds a profile's self time, in microseconds, by function (name, file and line). */
+function addFunctionTime(totals: Map<string, number>, profile: Profile): void {
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  profile.samples.forEach((id, index) => {
+    const { functionName, url, lineNumber } = nodes.get(id)!.callFrame;
+    const where = url.replace(/^.*node_modules\//, '').replace(/^.*\/(src|bench)\//, '$1/');
+    const name = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
+    if (!NOT_WORK.has(packageOf(nodes.get(id)!.callFrame))) {
+      totals.set(name, (totals.get(name) ?? 0) + profile.timeDeltas[index]);
+    }
+  });
+}
+
 function perAnswer(totals: Map<string, number>, answers: number): Map<string, number> {
   return new Map([...totals].map(([name, micros]) => [name, micros / answers]));
 }
@@ -83,6 +96,8 @@ async function main(): Promise<void> {
   const duration = Number(process.env.BENCH_DURATION ?? 6);
   const databaseUrl = process.env.BENCH_DATABASE_URL?.trim() || undefined;
   const paths = process.argv.slice(2).filter((arg) => arg.startsWith('/'));
+  const functionsAt = process.argv.indexOf('--functions');
+  const topFunctions = functionsAt < 0 ? 0 : Number(process.argv[functionsAt + 1] ?? 30);
   const workDir = mkdtempSync(join(tmpdir(), 'svc-profile-'));
   const config = benchConfig(workDir, databaseUrl, { BCRYPT_COST: '4' });
   if (databaseUrl) await emptyDatabase(databaseUrl);
@@ -99,6 +114,7 @@ async function main(): Promise<void> {
     for (const path of paths.length > 0 ? paths : ['/api/v1/sessions/', '/api/v1/community-plugins/']) {
       // Alternating rounds, so a change in the machine's other load falls on both alike.
       const samples = [new Map<string, number>(), new Map<string, number>()];
+      const functions = [new Map<string, number>(), new Map<string, number>()];
       const answers = [0, 0];
       for (let round = 0; round < ROUNDS; round++) {
         for (const [index, origin] of [app.origin, baseline.origin].entries()) {
@@ -119,11 +135,20 @@ async function main(): Promise<void> {
           if (runs[0].failures > 0) throw new Error(`${origin}${path}: ${runs[0].failures} failed answers`);
           answers[index] += Object.values(runs[0].statuses).reduce((a, b) => a + b, 0);
           addSelfTime(samples[index], profile as Profile);
+          addFunctionTime(functions[index], profile as Profile);
         }
       }
       const figures = samples.map((totals, index) => perAnswer(totals, answers[index]));
       console.log(`\nGET ${path} — ${config.database.type}, CPU self time per answer\n`);
       console.log(table(figures[0], figures[1]));
+      if (topFunctions > 0) {
+        for (const [index, who] of ['app', 'baseline'].entries()) {
+          console.log(`\nThe ${topFunctions} functions of most self time, ${who}, µs per answer\n`);
+          const top = [...perAnswer(functions[index], answers[index])].sort((a, b) => b[1] - a[1]);
+          for (const [name, micros] of top.slice(0, topFunctions))
+            console.log(`${micros.toFixed(1).padStart(7)}  ${name}`);
+        }
+      }
     }
   } finally {
     profiler.disconnect();

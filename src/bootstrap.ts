@@ -1,8 +1,7 @@
-import { ValidationPipe } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
-import { validationFailure } from './common/validation';
+import { ArgumentsPipe } from './common/arguments-pipe';
 import { echoRequestId, forbidCaching, registerBodyParsers } from './http/http-adapter';
 import { capConnectionsPerAddress } from './http/connections-per-address';
 import { applySecurityHeaders } from './http/security-headers';
@@ -28,20 +27,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   }
   registerBodyParsers(app);
   app.setGlobalPrefix(API_PREFIX);
-  // Request DTOs are validated wherever they are, @Args() included; unknown arguments are dropped,
-  // each argument stops at its first failure, and a failure keeps its route's message (FailWith).
-  app.useGlobalPipes(
-    new ValidationPipe({
-      whitelist: true,
-      forbidNonWhitelisted: false,
-      transform: true,
-      validateCustomDecorators: true,
-      stopAtFirstError: true,
-      // The failure's DTO class is read from the error's target; values never reach a body.
-      validationError: { target: true, value: false },
-      exceptionFactory: validationFailure,
-    }),
-  );
+  app.useGlobalPipes(new ArgumentsPipe());
   setupOpenApi(app);
   // The pages the activation mail links (outside /api/v1, with the same headers).
   servePages(app);

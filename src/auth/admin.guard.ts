@@ -3,18 +3,19 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyRequest as Request } from 'fastify';
 import { ApiError } from '../common/api-error';
 import { AuthUser, IS_ADMIN_ONLY } from '../common/decorators';
+import { RouteMetadata } from '../common/route-metadata';
 
 /** Runs after JwtAuthGuard: routes marked @AdminOnly() need an admin. */
 @Injectable()
 export class AdminGuard implements CanActivate {
-  constructor(private readonly reflector: Reflector) {}
+  private readonly adminOnly: RouteMetadata<boolean>;
+
+  constructor(reflector: Reflector) {
+    this.adminOnly = new RouteMetadata(reflector, IS_ADMIN_ONLY);
+  }
 
   canActivate(context: ExecutionContext): boolean {
-    const adminOnly = this.reflector.getAllAndOverride<boolean>(IS_ADMIN_ONLY, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
-    if (!adminOnly) return true;
+    if (!this.adminOnly.of(context)) return true;
     const user = context.switchToHttp().getRequest<Request & { user?: AuthUser }>().user;
     if (!user?.isAdmin) throw new ApiError(HttpStatus.FORBIDDEN, 'Admin privileges required');
     return true;

@@ -5,6 +5,7 @@ import { verify, type VerifyOptions } from 'jsonwebtoken';
 import type { KeyObject } from 'node:crypto';
 import { ApiError } from '../common/api-error';
 import { AuthUser, IS_PUBLIC, MISSING_TOKEN_IS_BAD_REQUEST } from '../common/decorators';
+import { RouteMetadata } from '../common/route-metadata';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { UsersService } from '../users/users.service';
@@ -27,8 +28,11 @@ export class JwtAuthGuard implements CanActivate {
   private readonly key: KeyObject;
   private readonly verifyOptions: VerifyOptions;
 
+  private readonly isPublic: RouteMetadata<boolean>;
+  private readonly missingTokenIsBadRequest: RouteMetadata<boolean>;
+
   constructor(
-    private readonly reflector: Reflector,
+    reflector: Reflector,
     private readonly tokens: TokenService,
     private readonly users: UsersService,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -36,16 +40,14 @@ export class JwtAuthGuard implements CanActivate {
     // jsonwebtoken itself: JwtService.verify would merge its options anew on every request.
     this.key = jwtKey(config.jwt.secret);
     this.verifyOptions = { algorithms: [config.jwt.algorithm] };
+    this.isPublic = new RouteMetadata(reflector, IS_PUBLIC);
+    this.missingTokenIsBadRequest = new RouteMetadata(reflector, MISSING_TOKEN_IS_BAD_REQUEST);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    if (this.isPublic.of(context)) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    if (
-      request.headers.authorization === undefined &&
-      this.reflector.getAllAndOverride<boolean>(MISSING_TOKEN_IS_BAD_REQUEST, targets)
-    ) {
+    if (request.headers.authorization === undefined && this.missingTokenIsBadRequest.of(context)) {
       throw new ApiError(HttpStatus.BAD_REQUEST, 'Invalid Token');
     }
     request.user = await this.authenticate(request);

@@ -9,6 +9,7 @@ import { Installation } from './installation';
 import { QueryDeadline } from './query-deadline';
 import { SchemaMigrator, SCHEMA_UPGRADE } from './schema-migrator';
 import type { SchemaUpgrade } from './schema-upgrade';
+import { PlainReads } from './plain-reads';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
 import { Transactions } from './transactions';
 
@@ -54,13 +55,14 @@ export class DatabaseModule {
         }),
       ],
       providers: [
+        PlainReads,
         QueryDeadline,
         Transactions,
         Installation,
         SchemaMigrator,
         { provide: SCHEMA_UPGRADE, useValue: options.upgrade },
       ],
-      exports: [Transactions, SchemaMigrator, Installation],
+      exports: [PlainReads, Transactions, SchemaMigrator, Installation],
     };
   }
 }

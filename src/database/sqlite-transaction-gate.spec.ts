@@ -70,4 +70,28 @@ describe('SqliteTransactionGate', () => {
     expect(await names(dataSource)).toEqual(['a', 'a-nested', 'c', 'c-nested']);
     await dataSource.destroy();
   });
+
+  it('counts code a transaction left running as outside the next one, so that one’s rollback spares it', async () => {
+    const dataSource = await database(true);
+    let secondBegan!: () => void;
+    const secondOpen = new Promise<void>((resolve) => (secondBegan = resolve));
+    let leftover: Promise<unknown> = Promise.resolve();
+    await dataSource.transaction(async (manager) => {
+      await manager.query("INSERT INTO rows (name) VALUES ('first')");
+      // Not awaited: it writes once the first transaction has ended and the second is open.
+      leftover = secondOpen.then(() => dataSource.query("INSERT INTO rows (name) VALUES ('leftover')"));
+    });
+    const second = dataSource
+      .transaction(async (manager) => {
+        await manager.query("INSERT INTO rows (name) VALUES ('second')");
+        secondBegan();
+        await new Promise((resolve) => setImmediate(resolve));
+        throw new Error('second rolls back');
+      })
+      .catch((error: Error) => error.message);
+    expect(await second).toBe('second rolls back');
+    await leftover;
+    expect(await names(dataSource)).toEqual(['first', 'leftover']);
+    await dataSource.destroy();
+  });
 });

@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
+import { RouteMetadata } from '../common/route-metadata';
 import { readMultipart, type MultipartRules } from './multipart';
 
 const MULTIPART_RULES = 'svc:multipartRules';
@@ -30,17 +31,20 @@ export function isMultipart(request: FastifyRequest): boolean {
  */
 @Injectable()
 export class MultipartFieldsGuard implements CanActivate {
-  constructor(private readonly reflector: Reflector) {}
+  private readonly rules: RouteMetadata<MultipartRules | 'own'>;
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  constructor(reflector: Reflector) {
+    this.rules = new RouteMetadata(reflector, MULTIPART_RULES);
+  }
+
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     if (!isMultipart(request)) return true;
-    const rules =
-      this.reflector.getAllAndOverride<MultipartRules | 'own' | undefined>(MULTIPART_RULES, [
-        context.getHandler(),
-        context.getClass(),
-      ]) ?? FORM_FIELDS;
-    if (rules !== 'own') request.body = (await readMultipart(request.raw, rules)).fields;
-    return true;
+    const rules = this.rules.of(context) ?? FORM_FIELDS;
+    if (rules === 'own') return true;
+    return readMultipart(request.raw, rules).then(({ fields }) => {
+      request.body = fields;
+      return true;
+    });
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
+import { PlainReads } from '../database/plain-reads';
 import { Transactions } from '../database/transactions';
 import { SessionTarget } from './session-target.entity';
 import { Session } from './session.entity';
@@ -18,6 +19,7 @@ export class SessionsRepository {
     @InjectRepository(Session) private readonly sessions: Repository<Session>,
     @InjectRepository(SessionTarget) private readonly links: Repository<SessionTarget>,
     private readonly transactions: Transactions,
+    private readonly reads: PlainReads,
   ) {}
 
   /**
@@ -27,10 +29,10 @@ export class SessionsRepository {
    */
   async listRows(userId: number, active: boolean | undefined): Promise<SessionRow[]> {
     const byActive = active === undefined ? '' : ' AND active = ?';
-    const rows = (await this.sessions.query(
+    const rows = await this.reads.rows<{ id: number | string; name: string; active: unknown }>(
       `SELECT id, name, active FROM sessions WHERE user_id = ?${byActive} ORDER BY id`,
       active === undefined ? [userId] : [userId, active ? 1 : 0],
-    )) as Array<{ id: number | string; name: string; active: unknown }>;
+    );
     return rows.map((row) => ({ id: Number(row.id), name: row.name, active: Boolean(Number(row.active)) }));
   }
 

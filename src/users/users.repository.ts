@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, IsNull, LessThan, Not, QueryDeepPartialEntity, Repository } from 'typeorm';
 import { persistedValue } from '../database/persisted-value';
+import { PlainReads } from '../database/plain-reads';
 import { UserLoginToken } from './user-login-token.entity';
 import { User } from './user.entity';
 
@@ -43,6 +44,7 @@ export class UsersRepository {
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
     @InjectRepository(UserLoginToken) private readonly tokens: Repository<UserLoginToken>,
+    private readonly reads: PlainReads,
   ) {}
 
   // ----- users -----
@@ -305,14 +307,14 @@ export class UsersRepository {
    */
   async findOwner(tokenHash: string): Promise<TokenOwner | null> {
     this.ownerSql ??= this.ownerQuery('').getQueryAndParameters()[0];
-    const [row] = (await this.tokens.query(this.ownerSql, [tokenHash])) as Array<{
+    const [row] = await this.reads.rows<{
       userId: number;
       name: string;
       email: string;
       isActive: unknown;
       deactivatedAt: unknown;
       isAdmin: unknown;
-    }>;
+    }>(this.ownerSql, [tokenHash]);
     if (!row) return null;
     return {
       userId: Number(row.userId),

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
+import { PlainReads } from '../../database/plain-reads';
 import { RULES_VERSION } from '../../plugin-validator';
 import { UserPlugin } from '../shared/user-plugin.entity';
 import { publicViewOfRow } from '../views/plugin-views';
@@ -34,7 +35,10 @@ import type { RunQuery } from './index/run-query';
  */
 @Injectable()
 export class CatalogueRepository {
-  constructor(@InjectRepository(UserPlugin) private readonly plugins: Repository<UserPlugin>) {}
+  constructor(
+    @InjectRepository(UserPlugin) private readonly plugins: Repository<UserPlugin>,
+    private readonly reads: PlainReads,
+  ) {}
 
   /** A catalogue page of entities: what admins list (their view needs every listed column). */
   catalogue(filter: CatalogueFilter): Promise<ListPage<UserPlugin>> {
@@ -147,7 +151,7 @@ export class CatalogueRepository {
     { limit, offset, sort }: { limit: number; offset: number; sort: CatalogueSort },
     shape: ListingShape<T>,
   ): Promise<ListPage<T> | null> {
-    const rows = (await this.plugins.query(
+    const rows = (await this.reads.rows(
       'SELECT (SELECT c.`plugins` FROM `catalogue_counts` c WHERE c.`name` = ?) AS `kept_total`, ' +
         `${shape.select} FROM \`user_plugins\` WHERE \`id\` IN (SELECT \`id\` FROM ` +
         `(SELECT \`id\` FROM \`user_plugins\` WHERE ${where} ORDER BY ${orderBy(sort)} ` +
@@ -169,20 +173,20 @@ export class CatalogueRepository {
     sort: CatalogueSort,
     shape: ListingShape<T>,
   ): Promise<ListPage<T>> {
-    const found = (await this.plugins.query(
+    const found = (await this.reads.rows(
       `SELECT ${matches.id} AS \`id\`, COUNT(1) OVER () AS \`cnt\` FROM ${matches.from} WHERE ${matches.where} ` +
         `ORDER BY ${matches.order} LIMIT ? OFFSET ?`,
       [...matches.params, limit, offset],
     )) as Array<{ id: number | string; cnt: number | string }>;
     if (found.length === 0) {
       if (offset === 0) return { total: 0, plugins: [] };
-      const [counted] = (await this.plugins.query(
+      const [counted] = (await this.reads.rows(
         `SELECT COUNT(1) AS \`cnt\` FROM ${matches.from} WHERE ${matches.where}`,
         matches.params,
       )) as Array<{ cnt: number | string }>;
       return { total: Number(counted?.cnt ?? 0), plugins: [] };
     }
-    const rows = (await this.plugins.query(
+    const rows = (await this.reads.rows(
       `SELECT ${shape.select} FROM \`user_plugins\` WHERE \`id\` IN (${found.map(() => '?').join(', ')}) ` +
         `ORDER BY ${orderBy(sort)}`,
       found.map((row) => row.id),
@@ -201,7 +205,7 @@ export class CatalogueRepository {
     shape: ListingShape<T>,
     sort: CatalogueSort = 'newest',
   ): Promise<ListPage<T>> {
-    const [counted] = (await this.plugins.query(
+    const [counted] = (await this.reads.rows(
       `SELECT COUNT(1) AS \`cnt\` FROM \`user_plugins\` WHERE ${where}`,
       params,
     )) as Array<{ cnt: number | string }>;
@@ -226,7 +230,7 @@ export class CatalogueRepository {
     const fromEnd = Math.max(0, total - offset - limit);
     const backwards = fromEnd < offset;
     const window = backwards ? { limit: total - offset - fromEnd, offset: fromEnd } : { limit, offset };
-    const rows = (await this.plugins.query(
+    const rows = (await this.reads.rows(
       `SELECT ${shape.select} FROM \`user_plugins\` WHERE \`id\` IN (SELECT \`id\` FROM ` +
         `(SELECT \`id\` FROM \`user_plugins\` WHERE ${where} ORDER BY ${orderBy(sort, backwards)} ` +
         `LIMIT ? OFFSET ?) AS \`page\`) ORDER BY ${orderBy(sort)}`,
@@ -282,7 +286,7 @@ export class CatalogueRepository {
     const position = offset - (offset % CHECKPOINT_EVERY);
     const key = await this.checkpoint(view, kept, unchanged, position);
     if (!key) return [];
-    const rows = (await this.plugins.query(
+    const rows = (await this.reads.rows(
       `SELECT ${shape.select} FROM \`user_plugins\` WHERE \`id\` IN (SELECT \`id\` FROM ` +
         `(SELECT \`id\` FROM \`user_plugins\` WHERE ${unchanged.where} AND ${FROM_KEY} ` +
         `ORDER BY ${orderBy('newest')} LIMIT ? OFFSET ?) AS \`page\`) ORDER BY ${orderBy('newest')}`,
@@ -326,7 +330,7 @@ export class CatalogueRepository {
       sql += ` ORDER BY ${orderBy('newest', true)}`;
       walk = fromEnd;
     }
-    const [row] = (await this.plugins.query(`${sql} LIMIT 1 OFFSET ?`, [...params, walk])) as Array<{
+    const [row] = (await this.reads.rows(`${sql} LIMIT 1 OFFSET ?`, [...params, walk])) as Array<{
       created_at: unknown;
       id: number | string;
     }>;
@@ -342,7 +346,7 @@ export class CatalogueRepository {
     { changes: number; keys: Map<number, CheckpointKey> }
   >();
 
-  private readonly run: RunQuery = (sql, params) => this.plugins.query(sql, params) as Promise<unknown>;
+  private readonly run: RunQuery = (sql, params = []) => this.reads.rows(sql, params);
 
   private entityShapeFound?: ListingShape<UserPlugin>;
 

@@ -1,0 +1,32 @@
+import type { ExecutionContext } from '@nestjs/common';
+import type { Reflector } from '@nestjs/core';
+
+type Handler = (...args: never[]) => unknown;
+type Controller = abstract new (...args: never[]) => unknown;
+
+/**
+ * A route's metadata under one key (the handler's, else its controller's), read once per route:
+ * decorators are fixed once the app is built, and the guards that run on every request would
+ * otherwise ask reflect-metadata again each time.
+ */
+export class RouteMetadata<T> {
+  private readonly read = new WeakMap<Controller, WeakMap<Handler, { value: T | undefined }>>();
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly key: string,
+  ) {}
+
+  of(context: ExecutionContext): T | undefined {
+    const controller = context.getClass() as Controller;
+    const handler = context.getHandler() as Handler;
+    let handlers = this.read.get(controller);
+    if (!handlers) this.read.set(controller, (handlers = new WeakMap()));
+    let entry = handlers.get(handler);
+    if (!entry) {
+      entry = { value: this.reflector.getAllAndOverride<T | undefined>(this.key, [handler, controller]) };
+      handlers.set(handler, entry);
+    }
+    return entry.value;
+  }
+}

@@ -1,0 +1,78 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
+import { SqliteTransactionGate } from './sqlite-transaction-gate';
+
+/** The part of better-sqlite3 used here (its types are not installed; TypeORM holds the connection). */
+interface SqliteStatement {
+  readonly reader: boolean;
+  all(...parameters: unknown[]): unknown[];
+}
+interface SqliteConnection {
+  prepare(sql: string): SqliteStatement;
+}
+
+/** As many statements as TypeORM's own cache keeps; the hot reads are a handful. */
+const STATEMENT_CACHE_SIZE = 100;
+
+/**
+ * The reads of the busiest answers (the guard's token owner on every authenticated request,
+ * GET sessions, the catalogue's pages), as plain rows. On SQLite they run on a statement
+ * prepared once, straight on TypeORM's connection and behind the same transaction gate:
+ * TypeORM's query runner spends more per query (a query result, the broadcaster's events,
+ * three awaits) than SQLite spends on such a statement. The logger sees them as it sees
+ * TypeORM's, and a failure is TypeORM's QueryFailedError. On MySQL they go through TypeORM,
+ * which carries the query deadline. See docs/decisions/plain-reads.md.
+ */
+@Injectable()
+export class PlainReads {
+  private readonly sqlite: { gate: SqliteTransactionGate; connection: SqliteConnection } | null;
+  private readonly statements = new Map<string, SqliteStatement>();
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    const gate = SqliteTransactionGate.of(dataSource);
+    this.sqlite = gate
+      ? {
+          gate,
+          connection: (dataSource.driver as unknown as { databaseConnection: SqliteConnection })
+            .databaseConnection,
+        }
+      : null;
+  }
+
+  /** The rows of one SELECT statement with `?` placeholders. */
+  rows<T>(sql: string, parameters: unknown[]): Promise<T[]> {
+    if (!this.sqlite) return this.dataSource.query(sql, parameters) as Promise<T[]>;
+    return this.sqliteRows(this.sqlite.gate, sql, parameters) as Promise<T[]>;
+  }
+
+  private async sqliteRows(
+    gate: SqliteTransactionGate,
+    sql: string,
+    parameters: unknown[],
+  ): Promise<unknown[]> {
+    await gate.query();
+    // better-sqlite3 binds no booleans (TypeORM turns them into 0/1 the same way).
+    const bound = parameters.map((value) => (typeof value === 'boolean' ? Number(value) : value));
+    const logger = this.dataSource.logger;
+    logger.logQuery(sql, bound);
+    try {
+      return this.statement(sql).all(...bound);
+    } catch (error) {
+      logger.logQueryError(error as Error, sql, bound);
+      throw new QueryFailedError(sql, bound, error as Error);
+    }
+  }
+
+  private statement(sql: string): SqliteStatement {
+    let statement = this.statements.get(sql);
+    if (statement) return statement;
+    statement = this.sqlite!.connection.prepare(sql);
+    if (!statement.reader) throw new Error('PlainReads runs statements that read, and only those');
+    this.statements.set(sql, statement);
+    // First in, first out, as TypeORM's cache: only a caller building SQL text anew would reach it.
+    if (this.statements.size > STATEMENT_CACHE_SIZE)
+      this.statements.delete(this.statements.keys().next().value!);
+    return statement;
+  }
+}
