@@ -1,7 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest as Request } from 'fastify';
-import { mergeMap, Observable } from 'rxjs';
+import { map, mergeMap, Observable } from 'rxjs';
 import type { AuthUser } from '../../common/decorators';
 import { success } from '../../common/envelopes';
 import { PluginRechecksRepository } from '../review/plugin-rechecks.repository';
@@ -31,9 +31,13 @@ export class PluginViewInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const audience = this.reflector.get<PluginAudience | undefined>(PLUGIN_AUDIENCE, context.getHandler());
     const caller = context.switchToHttp().getRequest<Request & { user?: AuthUser }>().user;
+    if (!caller?.isAdmin || audience === 'uploader') {
+      // Readers and uploaders get no verdicts: no query, so no promise per answer either.
+      return next.handle().pipe(map((data: unknown) => success(render(data, audience, caller))));
+    }
     return next.handle().pipe(
       mergeMap(async (data: unknown) => {
-        if (caller?.isAdmin && audience !== 'uploader') await this.attachRechecks(data);
+        await this.attachRechecks(data);
         return success(render(data, audience, caller));
       }),
     );
