@@ -8,24 +8,19 @@ import { PluginsRepository } from './shared/plugins.repository';
 import { PluginFilesRepository } from './files/plugin-files.repository';
 import { UserPlugin } from './shared/user-plugin.entity';
 
+const PLUGIN_FILES = [
+  PluginsRepository,
+  PluginFilesRepository,
+  PluginStorage,
+  PluginDigestCheck,
+  PluginDirectoryClaim,
+  PendingApprovals,
+];
+
 /** The plugin rows and their files, without the HTTP side: shared by the marketplace and svc-admin. */
 @Module({
   imports: [TypeOrmModule.forFeature([UserPlugin])],
-  providers: [
-    PluginsRepository,
-    PluginFilesRepository,
-    PluginStorage,
-    PluginDigestCheck,
-    PluginDirectoryClaim,
-    PendingApprovals,
-  ],
-  exports: [
-    PluginsRepository,
-    PluginFilesRepository,
-    PluginStorage,
-    PluginDigestCheck,
-    PluginDirectoryClaim,
-    PendingApprovals,
-  ],
+  providers: PLUGIN_FILES,
+  exports: PLUGIN_FILES,
 })
 export class PluginFilesModule {}

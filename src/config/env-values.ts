@@ -191,15 +191,19 @@ export function smtp(env: Env): SmtpConfig | null {
   };
 }
 
+/** The URL, or undefined when it is not one (the caller says what it should be). */
+function parsedUrl(raw: string): URL | undefined {
+  try {
+    return new URL(raw);
+  } catch {
+    return undefined;
+  }
+}
+
 export function redisUrl(env: Env): string | null {
   const raw = value(env, 'REDIS_URL');
   if (raw === undefined) return null;
-  let url: URL | undefined;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = undefined;
-  }
+  const url = parsedUrl(raw);
   if (!url || !['redis:', 'rediss:'].includes(url.protocol) || !url.hostname) {
     throw new ConfigError('REDIS_URL', 'a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0');
   }
@@ -213,12 +217,7 @@ export function redisUrl(env: Env): string | null {
 export function frontendUrl(env: Env): string | null {
   const raw = value(env, 'FRONTEND_URL');
   if (raw === undefined) return null;
-  let url: URL | undefined;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = undefined;
-  }
+  const url = parsedUrl(raw);
   if (
     !url ||
     !['http:', 'https:'].includes(url.protocol) ||

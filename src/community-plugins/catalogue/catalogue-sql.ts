@@ -121,7 +121,7 @@ export interface CatalogueFilter {
   type?: PluginType;
   /** Found in the name or the description, case aside. */
   q?: string;
-  /** One of its tags. */
+  /** One of its tags, lower case. */
   tag?: string;
   /** Mean rating, as shown (one decimal), at least this. */
   minRating?: number;

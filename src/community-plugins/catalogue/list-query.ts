@@ -4,32 +4,19 @@ import {
   PLUGIN_GROUPS,
   PLUGIN_STATUSES,
   PLUGIN_TYPES,
-  PluginGroup,
-  PluginStatus,
-  PluginType,
   TAG_MAX_LENGTH,
   TAG_PATTERN,
 } from '../shared/plugin-constants';
 import { CATALOGUE_SORTS } from './catalogue-sql';
-import type { CatalogueSort } from './catalogue-sql';
+import type { CatalogueFilter } from './catalogue-sql';
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;
 export const MAX_SEARCH_LENGTH = 200;
 const MAX_OFFSET = 1_000_000_000;
 
-export interface ListQuery {
-  status: PluginStatus;
-  group?: PluginGroup;
-  type?: PluginType;
-  q?: string;
-  /** One tag, lower case. */
-  tag?: string;
-  minRating?: number;
-  sort: CatalogueSort;
-  limit: number;
-  offset: number;
-}
+/** The catalogue's query string, parsed: its filter, less what the caller's role decides. */
+export type ListQuery = Omit<CatalogueFilter, 'includeAltered'>;
 
 /** A page of a plugin list: `limit` and `offset` alone, as `mine/` takes them. */
 export interface PageQuery {
