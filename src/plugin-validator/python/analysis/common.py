@@ -61,6 +61,18 @@ def call_argument(call, position, keyword):
     return ABSENT
 
 
+def parameter_default(function, index):
+    """The default of a def's positional parameter `index`, or None when it has none."""
+    positional = function.args.posonlyargs + function.args.args
+    defaults = dict(zip(positional[len(positional) - len(function.args.defaults):], function.args.defaults))
+    return defaults.get(positional[index])
+
+
+def parameter_keyword(function, index, name):
+    """The keyword a call may pass positional parameter `index` by: '' when it is positional-only."""
+    return name if index >= len(function.args.posonlyargs) else ''
+
+
 def is_str_constant(node, allowed=None):
     return (isinstance(node, ast.Constant) and isinstance(node.value, str)
             and (allowed is None or node.value in allowed))

@@ -256,6 +256,16 @@ class Resolution:
                     self.reads_by_name.setdefault(other.id, []).append(other)
         return self.reads_by_name
 
+    def uses_of(self, function):
+        """Each read of a name that means the def `function`, with its scope: the ast.Call it is
+        the callee of, or None when the read hands the function on (not only calls it)."""
+        for read in self.name_reads().get(function.name, []):
+            read_scope = self.node_scope[id(read)]
+            if not any(m.kind == 'def' and m.binding.node is function for m in self.meanings(read.id, read_scope)):
+                continue
+            call = self.parent(read)
+            yield (call if isinstance(call, ast.Call) and call.func is read else None), read_scope
+
     def is_builtin_call(self, node, name, scope):
         return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
                 and any(m.kind == 'builtin' for m in self.meanings(name, scope)))

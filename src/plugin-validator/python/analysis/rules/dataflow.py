@@ -2,7 +2,7 @@
 
 import ast
 
-from ..common import ABSENT, UNKNOWN, call_argument, is_str_constant
+from ..common import ABSENT, UNKNOWN, call_argument, is_str_constant, parameter_default, parameter_keyword
 from ..tables import ITERATING_BUILTINS
 
 
@@ -56,18 +56,12 @@ class DataflowRules:
         return cache[key]
 
     def find_param_plugin_object(self, function, index, name, depth):
-        positional = function.args.posonlyargs + function.args.args
-        defaults = dict(zip(positional[len(positional) - len(function.args.defaults):], function.args.defaults))
-        default = defaults.get(positional[index])
+        default = parameter_default(function, index)
         if default is not None and not (isinstance(default, ast.Constant) and default.value is None):
             return False
-        keyword = name if index >= len(function.args.posonlyargs) else ''
-        for read in self.name_reads().get(function.name, []):
-            read_scope = self.node_scope[id(read)]
-            if not any(m.kind == 'def' and m.binding.node is function for m in self.meanings(read.id, read_scope)):
-                continue
-            call = self.parent(read)
-            if not (isinstance(call, ast.Call) and call.func is read):
+        keyword = parameter_keyword(function, index, name)
+        for call, read_scope in self.uses_of(function):
+            if call is None:
                 return False
             argument = call_argument(call, index, keyword)
             if argument is UNKNOWN:

@@ -10,7 +10,7 @@ is refused: `file-read`."""
 
 import ast
 
-from ..common import ABSENT, UNKNOWN, call_argument, is_str_constant
+from ..common import ABSENT, UNKNOWN, call_argument, is_str_constant, parameter_default, parameter_keyword
 from ..registry import checks
 from ..tables import (
     ABSOLUTE_READ_ROOTS, FILE_OBJECT_MAKERS, MAX_READ_DEPTH, READ_CALLABLES, READ_METHODS,
@@ -289,20 +289,14 @@ class ReadingRules:
         outer = self.node_scope.get(id(function))
         if outer is None or outer.kind == 'class':
             return "'%s' is a parameter of a method: its callers cannot be followed" % name
-        positional = function.args.posonlyargs + function.args.args
-        defaults = dict(zip(positional[len(positional) - len(function.args.defaults):], function.args.defaults))
-        default = defaults.get(positional[binding.index])
+        default = parameter_default(function, binding.index)
         if default is not None:
             problem = self.read_problem(default, self.node_scope.get(id(default)), depth + 1, seen)
             if problem:
                 return problem
-        keyword = name if binding.index >= len(function.args.posonlyargs) else ''
-        for read in self.name_reads().get(function.name, []):
-            read_scope = self.node_scope[id(read)]
-            if not any(m.kind == 'def' and m.binding.node is function for m in self.meanings(read.id, read_scope)):
-                continue
-            call = self.parent(read)
-            if not (isinstance(call, ast.Call) and call.func is read):
+        keyword = parameter_keyword(function, binding.index, name)
+        for call, read_scope in self.uses_of(function):
+            if call is None:
                 return "'%s' is a parameter of %s(), which is passed around, not only called" % (name, function.name)
             argument = call_argument(call, binding.index, keyword)
             if argument is UNKNOWN:
