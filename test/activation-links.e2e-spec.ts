@@ -48,10 +48,14 @@ describe('activation links: the same rows for every address', () => {
   const mailedKey = (user: TestUser) =>
     /\/email-verify\/([0-9a-f-]{36})/.exec(mailsTo(user).at(-1)?.text ?? '')?.[1];
 
-  /** The link records of an address, oldest first. */
+  /**
+   * The link records of an address, oldest first as the service orders them (expiry, then id):
+   * requests sent at once may insert in another order than they read the clock.
+   */
   async function linksOf(email: string): Promise<LinkRow[]> {
     const rows = (await t.dataSource.query(
-      'SELECT id, key_value, expiration_time FROM email_confirmation WHERE email_key = ? ORDER BY id',
+      'SELECT id, key_value, expiration_time FROM email_confirmation WHERE email_key = ? ' +
+        'ORDER BY expiration_time, id',
       [email.toLowerCase()],
     )) as Array<{ id: number | string; key_value: string; expiration_time: string | Date }>;
     return rows.map((row) => ({
