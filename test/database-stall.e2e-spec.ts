@@ -78,4 +78,24 @@ describe('a database that does not answer within the query deadline', () => {
     const ready = await t.http().get('/api/v1/health/ready');
     expect(ready.status).toBe(200);
   }, 60_000);
+
+  it('answers reads past the deadline 503 on MySQL, more of them than the pool holds, and drops their connections', async () => {
+    const holder = await holdSessionsTable(t);
+    let answers: { status: number; body: unknown }[];
+    try {
+      // Twelve at once: a stuck connection returned to the pool of ten would keep the next
+      // reads waiting on it; each is destroyed instead.
+      answers = await Promise.all(Array.from({ length: 12 }, () => api(t, alice, 'get', 'sessions/')));
+    } finally {
+      await holder.release();
+    }
+    const after = await api(t, alice, 'get', 'sessions/');
+    expect(after.status).toBe(200);
+    // SQLite's WAL lets a reader go on beside a writer's lock: it saw what it sees now.
+    const whileHeld =
+      t.config.database.type === 'sqlite'
+        ? { status: 200, body: after.body as unknown }
+        : { status: 503, body: fail('Service unavailable') };
+    expect(answers.map(({ status, body }) => ({ status, body }))).toEqual(Array(12).fill(whileHeld));
+  }, 60_000);
 });

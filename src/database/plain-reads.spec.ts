@@ -14,7 +14,7 @@ describe('PlainReads on SQLite', () => {
   let reads: PlainReads;
   beforeEach(async () => {
     dataSource = await database();
-    reads = new PlainReads(dataSource);
+    reads = new PlainReads(dataSource, { databaseQueryTimeoutMs: 5000 });
   });
   afterEach(() => dataSource.destroy());
 

@@ -1,6 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, QueryFailedError } from 'typeorm';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { destroyConnection, withDeadline, type PooledConnection } from './query-deadline';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
 /** The part of better-sqlite3 used here (its types are not installed; TypeORM holds the connection). */
@@ -12,6 +15,15 @@ interface SqliteConnection {
   prepare(sql: string): SqliteStatement;
 }
 
+/** mysql2's pooled connection with its callback API, and TypeORM's driver that lends it. */
+interface MysqlConnection extends PooledConnection {
+  query(sql: string, values: unknown[], callback: (error: Error | null, rows: unknown) => void): void;
+  release(): void;
+}
+interface MysqlDriver {
+  obtainMasterConnection(): Promise<MysqlConnection>;
+}
+
 /** As many statements as TypeORM's own cache keeps; the hot reads are a handful. */
 const STATEMENT_CACHE_SIZE = 100;
 
@@ -20,16 +32,21 @@ const STATEMENT_CACHE_SIZE = 100;
  * GET sessions, the catalogue's pages), as plain rows. On SQLite they run on a statement
  * prepared once, straight on TypeORM's connection and behind the same transaction gate:
  * TypeORM's query runner spends more per query (a query result, the broadcaster's events,
- * three awaits) than SQLite spends on such a statement. The logger sees them as it sees
- * TypeORM's, and a failure is TypeORM's QueryFailedError. On MySQL they go through TypeORM,
- * which carries the query deadline. See docs/decisions/plain-reads.md.
+ * three awaits) than SQLite spends on such a statement. On MySQL they run on a connection of
+ * TypeORM's pool through mysql2's callback API, under the same query deadline as TypeORM's
+ * queries: its promise API loads a module and captures a stack on every query. The logger sees
+ * them as it sees TypeORM's, and a failure is TypeORM's QueryFailedError. See
+ * docs/decisions/plain-reads.md.
  */
 @Injectable()
 export class PlainReads {
   private readonly sqlite: { gate: SqliteTransactionGate; connection: SqliteConnection } | null;
   private readonly statements = new Map<string, SqliteStatement>();
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'databaseQueryTimeoutMs'>,
+  ) {
     const gate = SqliteTransactionGate.of(dataSource);
     this.sqlite = gate
       ? {
@@ -42,8 +59,37 @@ export class PlainReads {
 
   /** The rows of one SELECT statement with `?` placeholders. */
   rows<T>(sql: string, parameters: unknown[]): Promise<T[]> {
-    if (!this.sqlite) return this.dataSource.query(sql, parameters) as Promise<T[]>;
+    if (!this.sqlite) return this.mysqlRows(sql, parameters) as Promise<T[]>;
     return this.sqliteRows(this.sqlite.gate, sql, parameters) as Promise<T[]>;
+  }
+
+  /**
+   * As TypeORM's runner queries (query-deadline.ts): past the deadline the connection is
+   * destroyed, not returned to the pool. A plain SELECT takes no locks, so it cannot lose a
+   * deadlock and needs no retry.
+   */
+  private mysqlRows(sql: string, parameters: unknown[]): Promise<unknown[]> {
+    const driver = this.dataSource.driver as unknown as MysqlDriver;
+    const logger = this.dataSource.logger;
+    let dropped = false;
+    const connecting = driver.obtainMasterConnection();
+    const work = connecting.then(
+      (connection) =>
+        new Promise<unknown[]>((resolve, reject) => {
+          if (dropped) return reject(new Error('dropped past the query deadline'));
+          logger.logQuery(sql, parameters);
+          connection.query(sql, parameters, (error, rows) => {
+            connection.release(); // nothing once destroyed
+            if (!error) return resolve(rows as unknown[]);
+            logger.logQueryError(error, sql, parameters);
+            reject(new QueryFailedError(sql, parameters, error));
+          });
+        }),
+    );
+    return withDeadline(this.config.databaseQueryTimeoutMs, sql, work, () => {
+      dropped = true;
+      void connecting.then(destroyConnection, () => undefined);
+    });
   }
 
   private async sqliteRows(

@@ -37,7 +37,7 @@ export async function withoutQueryDeadline<T>(work: () => Promise<T>): Promise<T
 }
 
 /** mysql2's pooled connection, as much of it as is needed here. */
-interface PooledConnection {
+export interface PooledConnection {
   destroy(): void;
   stream?: { destroy(): void };
 }
@@ -79,7 +79,13 @@ export function installQueryDeadline(dataSource: DataSource, ms: number): void {
   };
 }
 
-function withDeadline<T>(ms: number, sql: unknown, work: Promise<T>, onOverrun: () => void): Promise<T> {
+/** `work` fails with QueryDeadlineError past `ms`, and `onOverrun` drops its connection. */
+export function withDeadline<T>(
+  ms: number,
+  sql: unknown,
+  work: Promise<T>,
+  onOverrun: () => void,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const overrun = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -91,14 +97,16 @@ function withDeadline<T>(ms: number, sql: unknown, work: Promise<T>, onOverrun: 
   return Promise.race([work, overrun]).finally(() => clearTimeout(timer));
 }
 
-/** The connection of an overrun query, now or when the pool hands it over, is closed for good. */
+/** The connection of an overrun query is closed for good. */
+export function destroyConnection(connection: PooledConnection): void {
+  connection.destroy(); // out of the pool; a waiting request gets a new connection
+  connection.stream?.destroy(); // and the socket closed now, failing the unanswered command
+}
+
+/** The runner's connection, now or when the pool hands it over. */
 function dropConnection(runner: MysqlQueryRunner): void {
-  const destroy = (connection: PooledConnection) => {
-    connection.destroy(); // out of the pool; a waiting request gets a new connection
-    connection.stream?.destroy(); // and the socket closed now, failing the unanswered command
-  };
-  if (runner.databaseConnection) destroy(runner.databaseConnection);
-  else void runner.databaseConnectionPromise?.then(destroy, () => undefined);
+  if (runner.databaseConnection) destroyConnection(runner.databaseConnection);
+  else void runner.databaseConnectionPromise?.then(destroyConnection, () => undefined);
 }
 
 /** Puts the deadline in place once the data source exists (after the start's migrations). */
