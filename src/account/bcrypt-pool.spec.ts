@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import bcrypt from 'bcryptjs';
-import { BcryptPool } from './bcrypt-pool';
+import { BcryptPool, eventLoopLoad } from './bcrypt-pool';
 
 describe('BcryptPool', () => {
-  const pool = new BcryptPool(2);
+  // An event loop counted quiet, so both threads hash (the loop's load has its own tests below).
+  const pool = new BcryptPool(2, () => false);
   afterAll(() => pool.close());
 
   it('hashes in workers with the given cost, compatible with bcryptjs', async () => {
@@ -60,6 +61,43 @@ describe('BcryptPool', () => {
   it('turns an error inside a worker into a rejection and keeps serving', async () => {
     await expect(pool.hash('x', 'not-a-cost' as unknown as number)).rejects.toThrow('into rust type `u32`');
     expect(await pool.compare('p', bcrypt.hashSync('p', 4))).toBe(true);
+  });
+
+  it('hashes one job fewer at a time while the event loop is busy, never none, and answers every job', async () => {
+    let busy = true;
+    const pools = [new BcryptPool(2, () => busy), new BcryptPool(1, () => busy)];
+    const hash = bcrypt.hashSync('p', 4);
+    try {
+      const [two, one] = pools;
+      const whileBusy = ['p', 'q', 'p'].map((password) => two.compare(password, hash));
+      const onOneCore = ['p', 'q'].map((password) => one.compare(password, hash));
+      expect([two.hashing, one.hashing]).toEqual([1, 1]);
+      expect(await Promise.all(whileBusy)).toEqual([true, false, true]);
+      expect(await Promise.all(onOneCore)).toEqual([true, false]);
+      busy = false;
+      const whileQuiet = ['p', 'q', 'p'].map((password) => two.compare(password, hash));
+      expect(two.hashing).toBe(2);
+      expect(await Promise.all(whileQuiet)).toEqual([true, false, true]);
+    } finally {
+      await Promise.all(pools.map((each) => each.close()));
+    }
+  });
+
+  it('counts the event loop busy after a stretch of work, and quiet after a stretch of waiting', async () => {
+    const loopBusy = eventLoopLoad();
+    const until = performance.now() + 150;
+    while (performance.now() < until); // the event loop held, as by requests
+    expect(loopBusy()).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(loopBusy()).toBe(false);
+  });
+
+  it('finishes the jobs it has taken before it closes', async () => {
+    const closing = new BcryptPool(1, () => true);
+    const hash = bcrypt.hashSync('p', 4);
+    const taken = ['p', 'q', 'p'].map((password) => closing.compare(password, hash));
+    await closing.close();
+    expect(await Promise.all(taken)).toEqual([true, false, true]);
   });
 
   it('refuses work after close', async () => {
