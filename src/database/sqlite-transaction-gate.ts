@@ -1,6 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DataSource, EntityManager } from 'typeorm';
 
+/** The gate of each data source it was installed on (SqliteTransactionGate.of). */
+const installed = new WeakMap<DataSource, SqliteTransactionGate>();
+
 /**
  * TypeORM gives better-sqlite3 one connection and one query runner for the whole process. A
  * transaction is a BEGIN on that connection, so while it is open every other request's
@@ -10,8 +13,6 @@ import type { DataSource, EntityManager } from 'typeorm';
  * it, and a query from outside waits while one is open. A transaction is told apart from the
  * rest by the async context it runs in, so any code it awaits counts as inside it.
  */
-const installed = new WeakMap<DataSource, SqliteTransactionGate>();
-
 export class SqliteTransactionGate {
   private readonly context = new AsyncLocalStorage<symbol>();
   private holder: symbol | null = null;
