@@ -13,6 +13,19 @@ const names = async (dataSource: DataSource) =>
     (row) => row.name,
   );
 
+/** A transaction that writes `inside`, calls `wrote`, lets other work run, then rolls back. */
+async function rollBackAfterWriting(dataSource: DataSource, wrote: () => void): Promise<void> {
+  const failed = dataSource
+    .transaction(async (manager) => {
+      await manager.query("INSERT INTO rows (name) VALUES ('inside')");
+      wrote();
+      await new Promise((resolve) => setImmediate(resolve));
+      throw new Error('changed my mind');
+    })
+    .catch((error: Error) => error.message);
+  expect(await failed).toBe('changed my mind');
+}
+
 /**
  * A transaction that rolls back while another request writes: the other write must stay.
  * The outside write is sent after the transaction has written and before it rolls back.
@@ -24,15 +37,7 @@ async function rollbackBesideAWrite(dataSource: DataSource): Promise<void> {
   void insideWrote.then(() => {
     outside = dataSource.query("INSERT INTO rows (name) VALUES ('outside')");
   });
-  const failed = dataSource
-    .transaction(async (manager) => {
-      await manager.query("INSERT INTO rows (name) VALUES ('inside')");
-      wrote();
-      await new Promise((resolve) => setImmediate(resolve));
-      throw new Error('changed my mind');
-    })
-    .catch((error: Error) => error.message);
-  expect(await failed).toBe('changed my mind');
+  await rollBackAfterWriting(dataSource, wrote);
   await outside;
 }
 
@@ -73,23 +78,15 @@ describe('SqliteTransactionGate', () => {
 
   it('counts code a transaction left running as outside the next one, so that one’s rollback spares it', async () => {
     const dataSource = await database(true);
-    let secondBegan!: () => void;
-    const secondOpen = new Promise<void>((resolve) => (secondBegan = resolve));
+    let secondWrote!: () => void;
+    const secondOpen = new Promise<void>((resolve) => (secondWrote = resolve));
     let leftover: Promise<unknown> = Promise.resolve();
     await dataSource.transaction(async (manager) => {
       await manager.query("INSERT INTO rows (name) VALUES ('first')");
       // Not awaited: it writes once the first transaction has ended and the second is open.
       leftover = secondOpen.then(() => dataSource.query("INSERT INTO rows (name) VALUES ('leftover')"));
     });
-    const second = dataSource
-      .transaction(async (manager) => {
-        await manager.query("INSERT INTO rows (name) VALUES ('second')");
-        secondBegan();
-        await new Promise((resolve) => setImmediate(resolve));
-        throw new Error('second rolls back');
-      })
-      .catch((error: Error) => error.message);
-    expect(await second).toBe('second rolls back');
+    await rollBackAfterWriting(dataSource, secondWrote);
     await leftover;
     expect(await names(dataSource)).toEqual(['first', 'leftover']);
     await dataSource.destroy();
