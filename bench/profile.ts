@@ -24,6 +24,7 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
 }
+type CallFrame = ProfileNode['callFrame'];
 interface Profile {
   nodes: ProfileNode[];
   samples: number[];
@@ -36,7 +37,7 @@ const ROUNDS = 2;
 /** Not CPU time spent on requests: waiting, and the profiler itself. */
 const NOT_WORK = new Set(['(idle)', '(program)', '(native) dispatch']);
 
-function packageOf({ functionName, url }: ProfileNode['callFrame']): string {
+function packageOf({ functionName, url }: CallFrame): string {
   if (!url) return functionName.startsWith('(') ? functionName : `(native) ${functionName || 'anonymous'}`;
   if (url.startsWith('node:')) {
     const module = `node:${url.slice('node:'.length).split('/')[0]}`;
@@ -48,24 +49,21 @@ function packageOf({ functionName, url }: ProfileNode['callFrame']): string {
   return own ? `${own[1]}/${own[2]}` : url;
 }
 
-/** Adds a profile's self time, in microseconds, by package. */
-function addSelfTime(totals: Map<string, number>, profile: Profile): void {
-  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
-  profile.samples.forEach((id, index) => {
-    const name = packageOf(nodes.get(id)!.callFrame);
-    if (!NOT_WORK.has(name)) totals.set(name, (totals.get(name) ?? 0) + profile.timeDeltas[index]);
-  });
+/** A function by its name, file and line. */
+function functionOf({ functionName, url, lineNumber }: CallFrame): string {
+  const where = url.replace(/^.*node_modules\//, '').replace(/^.*\/(src|bench)\//, '$1/');
+  return `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
 }
 
-/** Adds a profile's self time, in microseconds, by function (name, file and line). */
-function addFunctionTime(totals: Map<string, number>, profile: Profile): void {
+/** Adds a profile's self time, in microseconds, to each total under the key it gives a frame. */
+function addSelfTime(totals: [Map<string, number>, (frame: CallFrame) => string][], profile: Profile): void {
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
   profile.samples.forEach((id, index) => {
-    const { functionName, url, lineNumber } = nodes.get(id)!.callFrame;
-    const where = url.replace(/^.*node_modules\//, '').replace(/^.*\/(src|bench)\//, '$1/');
-    const name = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
-    if (!NOT_WORK.has(packageOf(nodes.get(id)!.callFrame))) {
-      totals.set(name, (totals.get(name) ?? 0) + profile.timeDeltas[index]);
+    const frame = nodes.get(id)!.callFrame;
+    if (NOT_WORK.has(packageOf(frame))) return;
+    for (const [total, keyOf] of totals) {
+      const key = keyOf(frame);
+      total.set(key, (total.get(key) ?? 0) + profile.timeDeltas[index]);
     }
   });
 }
@@ -134,8 +132,13 @@ async function main(): Promise<void> {
           const { profile } = await profiler.post('Profiler.stop');
           if (runs[0].failures > 0) throw new Error(`${origin}${path}: ${runs[0].failures} failed answers`);
           answers[index] += Object.values(runs[0].statuses).reduce((a, b) => a + b, 0);
-          addSelfTime(samples[index], profile as Profile);
-          addFunctionTime(functions[index], profile as Profile);
+          addSelfTime(
+            [
+              [samples[index], packageOf],
+              [functions[index], functionOf],
+            ],
+            profile as Profile,
+          );
         }
       }
       const figures = samples.map((totals, index) => perAnswer(totals, answers[index]));
