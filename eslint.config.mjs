@@ -79,7 +79,7 @@ export default tseslint.config(
     // The plugin validator and the test-run jail are libraries (one entry point, their Python
     // beside them): no feature and no Nest inside, so the API, svc-admin and the scripts use
     // the same program.
-    files: ['src/plugin-validator/**/*.ts', 'src/plugin-test-run/**/*.ts'],
+    files: ['src/plugin-validator/**/*.ts', 'src/plugin-jail/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -88,11 +88,11 @@ export default tseslint.config(
             {
               regex: importOf(FEATURES),
               message:
-                'src/plugin-validator and src/plugin-test-run import no feature module: features use them, never the other way round.',
+                'src/plugin-validator and src/plugin-jail import no feature module: features use them, never the other way round.',
             },
             {
               regex: '^@nestjs/',
-              message: 'src/plugin-validator and src/plugin-test-run are libraries: no Nest inside.',
+              message: 'src/plugin-validator and src/plugin-jail are libraries: no Nest inside.',
             },
           ],
         },

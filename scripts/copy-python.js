@@ -23,6 +23,6 @@ function copyPython(from, to) {
   }
 }
 
-for (const feature of ['plugin-validator', 'plugin-test-run']) {
+for (const feature of ['plugin-validator', 'plugin-jail']) {
   copyPython(join(ROOT, 'src', feature, 'python'), join(ROOT, 'dist', 'src', feature, 'python'));
 }

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { CommandRunner, SubCommand } from 'nest-commander';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { checkJail, runPlugin } from '../plugin-test-run';
+import { checkJail, runPlugin } from '../plugin-jail';
 import { jailSettings } from '../plugin-test-runs/jail-settings';
 import { COMMANDS } from './command-specs';
 

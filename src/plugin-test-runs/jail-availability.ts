@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { checkJail, type JailSettings } from '../plugin-test-run';
+import { checkJail, type JailSettings } from '../plugin-jail';
 import { jailSettings } from './jail-settings';
 
 /**

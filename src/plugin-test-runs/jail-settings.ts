@@ -1,5 +1,5 @@
 import type { PluginTestRunConfig } from '../config/app-config';
-import type { JailSettings } from '../plugin-test-run';
+import type { JailSettings } from '../plugin-jail';
 
 /** Events kept before only flagged ones are, and bytes kept of stdout and of stderr: the report's bounds. */
 const MAX_EVENTS = 2000;

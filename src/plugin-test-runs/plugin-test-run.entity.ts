@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import type { TestRunStatus } from '../plugin-test-run';
+import type { TestRunStatus } from '../plugin-jail';
 
 /** One reviewer's test-run of a plugin version in the jail; the newest of a version is the one shown. */
 @Entity('plugin_test_runs')

@@ -5,7 +5,7 @@ import { PluginTestRunRecordsModule } from './plugin-test-run-records.module';
 import { PluginTestRunsController } from './plugin-test-runs.controller';
 import { PluginTestRunsService } from './plugin-test-runs.service';
 
-/** The reviewers' test-runs over HTTP; the jail itself is src/plugin-test-run (no Nest inside). */
+/** The reviewers' test-runs over HTTP; the jail itself is src/plugin-jail (no Nest inside). */
 @Module({
   imports: [PluginTestRunRecordsModule, CommunityPluginsModule],
   controllers: [PluginTestRunsController],

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, In, LessThan, type Repository } from 'typeorm';
-import type { TestRunStatus } from '../plugin-test-run';
+import type { TestRunStatus } from '../plugin-jail';
 import { PluginTestRun } from './plugin-test-run.entity';
 
 @Injectable()

@@ -17,7 +17,7 @@ import { sha256Hex } from '../community-plugins/files/plugin-storage';
 import { PluginVersionsRepository } from '../community-plugins/shared/plugin-versions.repository';
 import { PluginsRepository } from '../community-plugins/shared/plugins.repository';
 import { Transactions } from '../database/transactions';
-import { runPlugin, type TestRunReport } from '../plugin-test-run';
+import { runPlugin, type TestRunReport } from '../plugin-jail';
 import type { TestRunStarted, TestRunView } from './dto/test-run.dto';
 import { JailAvailability } from './jail-availability';
 import { PluginTestRun } from './plugin-test-run.entity';

@@ -1,4 +1,4 @@
-import type { TestRunEvent } from '../plugin-test-run';
+import type { TestRunEvent } from '../plugin-jail';
 import type { PluginTestRun } from './plugin-test-run.entity';
 
 /** A run as the diff names it: its id, its status and how many of its events a reviewer must look at. */

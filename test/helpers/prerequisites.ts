@@ -79,7 +79,7 @@ export function chromiumLack(): Lack | null {
   };
 }
 
-/** Debian's bubblewrap: the reviewers' test-run jail (src/plugin-test-run). */
+/** Debian's bubblewrap: the reviewers' test-run jail (src/plugin-jail). */
 export function bwrapPath(): string {
   return process.env.SVC_TEST_BWRAP || '/usr/bin/bwrap';
 }
