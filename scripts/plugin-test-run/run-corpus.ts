@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
-import { checkJail, runPlugin, type JailSettings } from '../../src/plugin-test-run';
+import { checkJail, runPlugin, type JailSettings } from '../../src/plugin-jail';
 
 const CANARY = `corpus-canary-${process.pid}-${Date.now()}`;
 process.env.SVC_CORPUS_CANARY = CANARY;
