@@ -12,6 +12,7 @@ const LIMITS: ReadonlySet<string> = new Set<TestRunLimit>([
   'address-space',
   'file-size',
   'processes',
+  'output',
 ]);
 /** bwrap exits 128 + the signal that killed the runner; SIGXCPU (24) or SIGKILL (9) past the hard CPU limit. */
 const CPU_EXIT_CODES = new Set([128 + 24, 128 + 9]);
@@ -123,5 +124,7 @@ export async function runPlugin(source: Buffer, settings: JailSettings): Promise
     return_value: reported?.return_value ?? null,
     events,
     events_dropped: reported?.events_dropped ?? 0,
+    observed_events: [],
+    observed_events_dropped: 0,
   };
 }

@@ -22,11 +22,16 @@ export interface JailSettings {
 }
 
 /** Which limit ended a run. */
-export type TestRunLimit = 'cpu' | 'wall' | 'address-space' | 'file-size' | 'processes';
+export type TestRunLimit = 'cpu' | 'wall' | 'address-space' | 'file-size' | 'processes' | 'output';
 
 export type TestRunStatus = 'queued' | 'running' | 'done' | 'timed-out' | 'failed';
 
-/** One audit event: CPython's own event name (or `runner.*` for what the runner itself noticed). */
+/**
+ * One event of a report. In `events`, the plugin's own testimony: an audit event of its
+ * interpreter, CPython's own name (or `runner.*` for what the runner noticed). In
+ * `observed_events`, a fact seen from outside the plugin's processes: `kernel.<system call>` as
+ * the tracer saw it, or `server.*` for what the server concluded (`server.testimony-missing`).
+ */
 export interface TestRunEvent {
   event: string;
   /** The arguments made printable and bounded. */
@@ -45,7 +50,12 @@ export interface TestRunReport {
   stderr: string;
   exception: string | null;
   return_value: string | null;
+  /** The plugin's own testimony (its interpreter's audit events): context, not proof. */
   events: TestRunEvent[];
   /** Events past the bound, not recorded. */
   events_dropped: number;
+  /** What the kernel saw the jailed processes do, observed from outside their reach. */
+  observed_events: TestRunEvent[];
+  /** Observed events past the bound, not kept. */
+  observed_events_dropped: number;
 }

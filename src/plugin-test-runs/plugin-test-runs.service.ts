@@ -112,6 +112,8 @@ export class PluginTestRunsService implements OnApplicationBootstrap, BeforeAppl
       return_value: null,
       events: [],
       events_dropped: 0,
+      observed_events: [],
+      observed_events_dropped: 0,
     };
     const count = await this.runs.failAdmittedBefore(
       new Date(now.getTime() - this.lifetimeMs),
@@ -224,5 +226,7 @@ function toView(run: PluginTestRun): TestRunView {
     return_value: report?.return_value ?? null,
     events: report?.events ?? [],
     events_dropped: report?.events_dropped ?? 0,
+    observed_events: report?.observed_events ?? [],
+    observed_events_dropped: report?.observed_events_dropped ?? 0,
   };
 }

@@ -6,10 +6,14 @@ export function testRunMention(
   run: PluginTestRun | null,
 ): { id: number; status: string; flagged_events: number } | null {
   if (run === null) return null;
-  const report = run.report === null ? null : (JSON.parse(run.report) as { events?: TestRunEvent[] } | null);
+  const report =
+    run.report === null
+      ? null
+      : (JSON.parse(run.report) as { events?: TestRunEvent[]; observed_events?: TestRunEvent[] } | null);
+  const events = [...(report?.observed_events ?? []), ...(report?.events ?? [])];
   return {
     id: run.id,
     status: run.status,
-    flagged_events: (report?.events ?? []).filter((event) => event.flagged).length,
+    flagged_events: events.filter((event) => event.flagged).length,
   };
 }

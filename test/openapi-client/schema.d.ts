@@ -1185,7 +1185,7 @@ export interface components {
         };
         TestRunEventView: {
             /**
-             * @description CPython's own audit event name (`open`, `socket.connect`, `subprocess.Popen`, `os.system`, `exec`, `compile`, `import`, ...), or `runner.*` for what the runner noticed itself (`runner.forged-line`, `runner.builtins-changed`, `runner.sys-changed`)
+             * @description In `events`: CPython's own audit event name (`open`, `socket.connect`, `subprocess.Popen`, `os.system`, `exec`, `compile`, `import`, ...), or `runner.*` for what the runner noticed itself (`runner.forged-line`, `runner.builtins-changed`, `runner.sys-changed`). In `observed_events`: `kernel.<system call>` as traced from outside the jail (`kernel.openat`, `kernel.connect`, `kernel.execve`, ...), or `server.*` for what the server concluded (`server.testimony-missing`, `server.tracer-lost`)
              * @example socket.connect
              */
             event: string;
@@ -1211,7 +1211,7 @@ export interface components {
              * @description The limit that ended the run, if one did
              * @enum {string|null}
              */
-            limit: "cpu" | "wall" | "address-space" | "file-size" | "processes" | null;
+            limit: "cpu" | "wall" | "address-space" | "file-size" | "processes" | "output" | null;
             duration_ms: number | null;
             peak_memory_bytes: number | null;
             /** @description Bounded */
@@ -1222,10 +1222,14 @@ export interface components {
             exception: string | null;
             /** @description repr() of run()'s return value, bounded */
             return_value: string | null;
-            /** @description In the order they happened, bounded in number */
+            /** @description The plugin's own testimony: the audit events its interpreter raised, in order, bounded in number. Context (which Python call did it), not proof: the plugin shares that interpreter and can silence or forge it. `observed_events` is what the report asserts */
             events: components["schemas"]["TestRunEventView"][];
-            /** @description Events past the bound, not recorded */
+            /** @description Testimony events past the bound, not recorded */
             events_dropped: number;
+            /** @description What the kernel saw the jail's processes do, traced from outside their reach (files opened for writing or outside the working directory, connects, binds, sends, process creation and execution, descriptor tricks, ptrace, mounts, what the jail denied), in order, bounded in number; and the server's own conclusions, such as `server.testimony-missing` where the testimony lacks an action seen here */
+            observed_events: components["schemas"]["TestRunEventView"][];
+            /** @description Observed events past the bound, not kept */
+            observed_events_dropped: number;
         };
     };
     responses: never;

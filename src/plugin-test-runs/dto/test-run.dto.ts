@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 
 const STATUSES = ['queued', 'running', 'done', 'timed-out', 'failed'];
-const LIMITS = ['cpu', 'wall', 'address-space', 'file-size', 'processes'];
+const LIMITS = ['cpu', 'wall', 'address-space', 'file-size', 'processes', 'output'];
 
 /** The answer to a test-run asked for: its id, to read its report with. */
 export class TestRunStarted {
@@ -12,13 +12,15 @@ export class TestRunStarted {
   status!: 'queued';
 }
 
-/** One audit event the plugin raised in the jail. */
+/** One event of a report: the plugin's testimony (`events`) or a fact observed from outside (`observed_events`). */
 export class TestRunEventView {
   @ApiProperty({
     description:
-      "CPython's own audit event name (`open`, `socket.connect`, `subprocess.Popen`, `os.system`, `exec`, " +
-      '`compile`, `import`, ...), or `runner.*` for what the runner noticed itself (`runner.forged-line`, ' +
-      '`runner.builtins-changed`, `runner.sys-changed`)',
+      "In `events`: CPython's own audit event name (`open`, `socket.connect`, `subprocess.Popen`, `os.system`, " +
+      '`exec`, `compile`, `import`, ...), or `runner.*` for what the runner noticed itself (`runner.forged-line`, ' +
+      '`runner.builtins-changed`, `runner.sys-changed`). In `observed_events`: `kernel.<system call>` as traced ' +
+      'from outside the jail (`kernel.openat`, `kernel.connect`, `kernel.execve`, ...), or `server.*` for what the ' +
+      'server concluded (`server.testimony-missing`, `server.tracer-lost`)',
     example: 'socket.connect',
   })
   event!: string;
@@ -91,9 +93,28 @@ export class TestRunView {
   @ApiProperty({ type: String, nullable: true, description: "repr() of run()'s return value, bounded" })
   return_value!: string | null;
 
-  @ApiProperty({ type: [TestRunEventView], description: 'In the order they happened, bounded in number' })
+  @ApiProperty({
+    type: [TestRunEventView],
+    description:
+      "The plugin's own testimony: the audit events its interpreter raised, in order, bounded in number. " +
+      'Context (which Python call did it), not proof: the plugin shares that interpreter and can silence or ' +
+      'forge it. `observed_events` is what the report asserts',
+  })
   events!: TestRunEventView[];
 
-  @ApiProperty({ type: 'integer', description: 'Events past the bound, not recorded' })
+  @ApiProperty({ type: 'integer', description: 'Testimony events past the bound, not recorded' })
   events_dropped!: number;
+
+  @ApiProperty({
+    type: [TestRunEventView],
+    description:
+      "What the kernel saw the jail's processes do, traced from outside their reach (files opened for writing " +
+      'or outside the working directory, connects, binds, sends, process creation and execution, descriptor ' +
+      "tricks, ptrace, mounts, what the jail denied), in order, bounded in number; and the server's own " +
+      'conclusions, such as `server.testimony-missing` where the testimony lacks an action seen here',
+  })
+  observed_events!: TestRunEventView[];
+
+  @ApiProperty({ type: 'integer', description: 'Observed events past the bound, not kept' })
+  observed_events_dropped!: number;
 }
