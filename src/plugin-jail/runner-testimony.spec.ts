@@ -45,12 +45,14 @@ def run(PluginInfo):
     builtins.any = lambda *args: False
     builtins.len = lambda *args: 0
     try:
+        # The plugin's own code sees the builtins it changed; the runner's does not.
+        print("own isinstance", isinstance(1, int), __builtins__ is builtins)
         open("/tmp/after-the-trick.py", "w").close()
     finally:
         builtins.isinstance, builtins.any, builtins.len = saved
 `);
     expect(report).toMatchObject({ status: 'done', limit: null, exception: null });
-    expect(report.stdout).toBe('main []\nsigxcpu True None\n');
+    expect(report.stdout).toBe('main []\nsigxcpu True None\nown isinstance False True\n');
     expect(firstArgs(report.events, 'open')).toEqual([quoted('/tmp/after-the-trick.py')]);
     // The builtins were put back before the run ended: nothing to see there, the hook used its own.
     expect(flagged(report.events, 'runner.builtins-changed')).toEqual([]);

@@ -979,19 +979,18 @@ def _quiet_signals():
 
 def _changed(before, mapping, names=None):
     """The names of `mapping` (a module's namespace) bound to other objects than in `before`,
-    read by iteration alone (a key the plugin put in is never compared with its own __eq__)."""
-    changed, present = [], set()
+    read by iteration alone (a key the plugin put in is never hashed or compared: its __hash__
+    and __eq__ would run). (changed names, the current values of `names`)."""
+    changed, current = [], {}
     for name, value in dict.items(mapping):
         if type(name) is not str:
             changed.append("<%s>" % _type_name(type(name)))
-            continue
-        if names is not None and name not in names:
-            continue
-        present.add(name)
-        if before.get(name, MISSING) is not value:
-            changed.append(name)
-    changed += ["-" + name for name in before if name not in present]
-    return changed
+        elif names is None or name in names:
+            current[name] = value
+            if before.get(name, MISSING) is not value:
+                changed.append(name)
+    changed += ["-" + name for name in before if name not in current]
+    return changed, current
 
 
 def _read_token():
@@ -1055,6 +1054,8 @@ def main():
         code = compile(source, PLUGIN_PATH, "exec", dont_inherit=True)
         module = types.ModuleType("plugin")
         module.__file__ = PLUGIN_PATH
+        # The real builtins: exec would hand the plugin this function's own, the runner's copy.
+        module.__builtins__ = builtins
         sys.modules["plugin"] = module
         kept.append(module)
         # Sent before the plugin's code runs: it cannot take them back.
@@ -1088,40 +1089,44 @@ def main():
                 _exception_name(type(error)),
                 _exception_name(type(failure)),
             )
-    recorder.enter_runner()
-    _quiet_signals()
-    _gc_disable()
-    if _getpid() != runner_pid:  # a child the plugin forked: the runner alone reports
+    # Whatever happens in the runner's last steps (the plugin may have closed the channel),
+    # the process ends here: no excepthook, atexit handler or thread join of the plugin's runs.
+    try:
+        recorder.enter_runner()
+        _quiet_signals()
+        _gc_disable()
+        if _getpid() != runner_pid:  # a child the plugin forked: the runner alone reports
+            _exit(0)
+        # The plugin's output, flushed through the objects and the method saved before it ran (a
+        # flush it put on sys.stdout is not called; what runs under them is recorded as a re-entry).
+        for stream in (stdout, stderr):
+            try:
+                _text_flush(stream)
+            except Exception:
+                pass
+        changed, _ = _changed(before_builtins, builtins_dict)
+        if changed:
+            recorder.runner_event("runner.builtins-changed", [_printable(changed)])
+        sys_changed, current_sys = _changed(before_sys, sys_dict, sys_names)
+        for name, items in before_sys_lists.items():
+            current = current_sys.get(name)
+            if type(current) is not list or len(current) != len(items) or any(a is not b for a, b in zip(current, items)):
+                sys_changed.append(name)
+        if sys_changed:
+            recorder.runner_event("runner.sys-changed", [_printable(sorted(set(sys_changed)))])
+        usage = _tuple_item(_getrusage(_RUSAGE_SELF), RU_MAXRSS)
+        children = _tuple_item(_getrusage(_RUSAGE_CHILDREN), RU_MAXRSS)
+        recorder.result(
+            {
+                "return_value": return_value,
+                "exception": exception,
+                # The CPU limit is named by the server, from the signal that ended the process.
+                "limit": limit,
+                "peak_memory_bytes": max(usage, children) * 1024,
+            }
+        )
+    finally:
         _exit(0)
-    # The plugin's output, flushed through the objects and the method saved before it ran (a
-    # flush it put on sys.stdout is not called; what runs under them is recorded as a re-entry).
-    for stream in (stdout, stderr):
-        try:
-            _text_flush(stream)
-        except Exception:
-            pass
-    changed = _changed(before_builtins, builtins_dict)
-    if changed:
-        recorder.runner_event("runner.builtins-changed", [_printable(changed)])
-    sys_changed = _changed(before_sys, sys_dict, sys_names)
-    for name, items in before_sys_lists.items():
-        current = sys_dict.get(name)
-        if type(current) is not list or len(current) != len(items) or any(a is not b for a, b in zip(current, items)):
-            sys_changed.append(name)
-    if sys_changed:
-        recorder.runner_event("runner.sys-changed", [_printable(sorted(set(sys_changed)))])
-    usage = _tuple_item(_getrusage(_RUSAGE_SELF), RU_MAXRSS)
-    children = _tuple_item(_getrusage(_RUSAGE_CHILDREN), RU_MAXRSS)
-    recorder.result(
-        {
-            "return_value": return_value,
-            "exception": exception,
-            # The CPU limit is named by the server, from the signal that ended the process.
-            "limit": limit,
-            "peak_memory_bytes": max(usage, children) * 1024,
-        }
-    )
-    _exit(0)
 
 
 def _install_stand_in():
@@ -1130,6 +1135,7 @@ def _install_stand_in():
         stand_in_source = stand_in_file.read()
     stand_in = types.ModuleType("_owtf_stand_in")
     stand_in.__file__ = STAND_IN_PATH
+    stand_in.__builtins__ = builtins  # not the runner's copy (the plugin can reach the stand-in's functions)
     exec(compile(stand_in_source, STAND_IN_PATH, "exec", dont_inherit=True), stand_in.__dict__)
     stand_in.install()
 
