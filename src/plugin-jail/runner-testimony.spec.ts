@@ -280,26 +280,52 @@ def run(PluginInfo):
 
   it("flags what CPython does not audit from the plugin's source, before any of its code runs", async () => {
     const report = await run(`
-import sys
+import functools, sys
 
 def run(PluginInfo):
     namespace = run.__globals__
     caller = sys._getframe(0).f_back
     name = "f_" + "globals"
-    return len(namespace), getattr(caller, name) is not None, caller.f_locals is not None
+    found = getattr(caller, name), caller.f_locals, functools.reduce(getattr, [name], caller)
+    return len(namespace), "{0.gi_frame}".format(x for x in ()) is not None
 `);
     expect(report).toMatchObject({ status: 'done', exception: null });
     const introspection = report.events.filter((entry) => entry.event === 'runner.source-introspection');
-    expect(introspection.map((entry) => [entry.args[0], entry.args[1], entry.flagged])).toEqual([
-      ["'attribute'", "'__globals__'", true],
-      ["'attribute'", "'f_back'", true],
-      ["'dynamic attribute'", "'getattr'", true],
-      ["'attribute'", "'f_locals'", true],
+    expect(introspection.map((entry) => [...entry.args, entry.flagged])).toEqual([
+      ["'attribute'", "'__globals__'", '6', true],
+      ["'attribute'", "'f_back'", '7', true],
+      ["'dynamic attribute'", "'getattr'", '9', true],
+      ["'attribute'", "'f_locals'", '9', true],
+      ["'dynamic attribute'", "'getattr'", '9', true],
+      ["'string'", "'gi_frame'", '10', true],
     ]);
-    expect(introspection.map((entry) => entry.args[2])).toEqual(['6', '7', '9', '9']);
     // Sent before the plugin's code ran: they lead the testimony.
-    expect(report.events.slice(0, 4)).toEqual(introspection);
+    expect(report.events.slice(0, introspection.length)).toEqual(introspection);
     expect(flagged(report.events, 'sys._getframe')).toHaveLength(1);
+  });
+
+  it("refuses an audit hook of the plugin: it would be handed the runner's own audited reads", async () => {
+    const report = await run(`
+import sys
+
+SEEN = []
+
+def run(PluginInfo):
+    sys.addaudithook(lambda event, args: SEEN.append(args))
+    open("/tmp/after-the-spy.py", "w").close()
+    import json
+    print("the plugin's hook saw", len(SEEN))
+`);
+    expect(report).toMatchObject({ status: 'done', exception: null });
+    expect(report.stdout).toBe("the plugin's hook saw 0\n");
+    expect(flagged(report.events, 'sys.addaudithook')).toEqual([
+      {
+        event: 'sys.addaudithook',
+        args: ["'runner: refused: no other audit hook is added'"],
+        flagged: true,
+      },
+    ]);
+    expect(firstArgs(report.events, 'open')).toEqual([quoted('/tmp/after-the-spy.py')]);
   });
 
   it('closes every descriptor but 0, 1, 2 and its channel before the plugin runs', async () => {

@@ -42,6 +42,7 @@ import io
 import json
 import os
 import random
+import re
 import resource
 import signal
 import stat
@@ -149,8 +150,13 @@ SOURCE_ATTRIBUTES = frozenset({
     "cr_code", "ag_frame", "ag_code", "tb_frame",
 })
 SOURCE_NAMES = frozenset({"__builtins__"})
-DYNAMIC_ATTRIBUTE_CALLS = {"getattr": 1, "setattr": 1, "delattr": 1, "hasattr": 1, "attrgetter": 0, "methodcaller": 0}
-DYNAMIC_IMPORT_CALLS = {"__import__": 0, "import_module": 0}
+# Functions that reach an attribute (or a module) by a name they are given: harmless only when
+# called with a literal name (the position of the name); passed on, or called with a computed
+# name, flagged. vars() always.
+DYNAMIC_CALLS = {"getattr": 1, "setattr": 1, "delattr": 1, "hasattr": 1, "attrgetter": 0, "methodcaller": 0,
+                 "vars": MAX_ARGS, "__import__": 0, "import_module": 0}
+DYNAMIC_IMPORTS = frozenset({"__import__", "import_module"})
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 SENSITIVE_SET_NAMES = frozenset({
     "__code__", "__globals__", "__class__", "__bases__", "__dict__", "__defaults__", "__kwdefaults__",
@@ -160,6 +166,7 @@ BIG_INT = 10**600
 MAX_LINKS = 40
 MAX_PATH_CHARS = 4096
 MISSING = object()
+REFUSED = "refused by the test-run's runner"
 # A str made at run time: os.listdir's audit event carries this very object, so the runner knows
 # its own look at its descriptors by identity.
 FD_DIR = "/".join(("/proc/self", "fd"))
@@ -180,6 +187,8 @@ _allocate_lock = _thread.allocate_lock
 _getrusage = resource.getrusage
 _gc_disable = gc.disable
 _getsignal = signal.getsignal
+_gettrace, _settrace = sys.gettrace, sys.settrace
+_getprofile, _setprofile = sys.getprofile, sys.setprofile
 _setsignal = signal.signal
 _SIG_IGN = signal.SIG_IGN
 _NSIG = signal.NSIG
@@ -615,7 +624,7 @@ def _recorder(token, channel, trusted, machinery):
 
     def own(ident, event, args):
         step = expected.get(ident)
-        if step is not None and step[0] == event and args and args[0] is step[1]:
+        if step is not None and step[0] == event and (args[0] is step[1] if args else step[1] is None):
             expected.pop(ident, None)
             return True
         return False
@@ -623,12 +632,14 @@ def _recorder(token, channel, trusted, machinery):
     def hook(event, args):
         ident = _get_ident()
         if ident in busy:
-            if not own(ident, event, args) and state["recording"]:
+            if not own(ident, event, args):
                 try:
                     shown = _arguments(event, args)
                 except Exception:
                     shown = ["<unprintable>"]
                 pending.append((event, shown))
+                if event == "sys.addaudithook":
+                    raise RuntimeError(REFUSED)
             return
         if not state["recording"] or own(ident, event, args):
             return
@@ -655,6 +666,10 @@ def _recorder(token, channel, trusted, machinery):
                 pass
         finally:
             busy.discard(ident)
+        if event == "sys.addaudithook":
+            # A hook of the plugin's would be handed the runner's own audited reads (its frames):
+            # CPython drops a new hook, silently, when an existing one raises a RuntimeError.
+            raise RuntimeError(REFUSED)
 
     def loaded_by_machinery(frame):
         """True when `frame` runs library code the real import machinery is loading: from it up
@@ -752,6 +767,8 @@ def _recorder(token, channel, trusted, machinery):
             # The stand-in framework's CommandDump or RunCommand (owtf_stand_in.py): flagged when the
             # plugin supplied a command of its own, which the framework would run in a shell.
             return len(args) < 3 or args[2] is not False, None
+        if event == "sys.addaudithook":
+            return True, "refused: no other audit hook is added"
         if event in SPAWNS or event in NETWORK or event in INTROSPECTION:
             return True, None
         if event.startswith("ctypes.") or event.startswith("os.exec") or event.startswith("winreg."):
@@ -777,8 +794,17 @@ def _recorder(token, channel, trusted, machinery):
         return False, None
 
     def enter_runner():
-        """From here on this thread runs the runner's code: what plugin code it sets off is a re-entry."""
-        busy.add(_get_ident())
+        """From here on this thread runs the runner's code: what plugin code it sets off is a
+        re-entry; a trace or profile function the plugin set (flagged when it did) is removed."""
+        ident = _get_ident()
+        busy.add(ident)
+        for current, replace, event in ((_gettrace, _settrace, "sys.settrace"), (_getprofile, _setprofile, "sys.setprofile")):
+            if current() is not None:
+                expected[ident] = (event, None)
+                try:
+                    replace(None)
+                finally:
+                    expected.pop(ident, None)
 
     def start():
         state["recording"] = True
@@ -809,54 +835,57 @@ def _recorder(token, channel, trusted, machinery):
 
 
 def _source_findings(source):
-    """What the plugin's source says it will read that CPython does not audit: attributes that
-    lead from any object to any other (__globals__, f_back, ...), strings naming them, attribute
-    access by a computed name, modules that reach below the audits. [(kind, name, line)]."""
+    """What the plugin's source says it will do that CPython does not audit: name an attribute
+    that leads from any object to any other (__globals__, f_back, ...), in code or in a string
+    (operator.attrgetter("f_locals"), "{0.gi_frame}".format), reach attributes by a computed
+    name (getattr(x, name), getattr passed on as a value, vars), import by a computed name, or
+    import a module that reaches below the audits. [(kind, name, line)], in source order."""
     # The builtin _ast through compile(): the ast module's imports (enum, re...) cost a run 8 ms.
     try:
         tree = compile(source, PLUGIN_PATH, "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return []  # the plugin's own compile reports it
     findings = []
+    literal_calls = set()  # the callee nodes of getattr(x, "name") and the like: harmless
 
-    def called_name(node):
-        if isinstance(node.func, _ast.Name):
-            return node.func.id
-        if isinstance(node.func, _ast.Attribute):
-            return node.func.attr
-        return None
-
-    def literal(nodes, index):
-        return index < len(nodes) and isinstance(nodes[index], _ast.Constant) and isinstance(nodes[index].value, str)
+    def add(node, kind, name):
+        findings.append(((getattr(node, "lineno", 0), getattr(node, "col_offset", 0)), kind, name))
 
     todo = [tree]
     while todo:
-        node = todo.pop()
+        node = todo.pop()  # a node comes out before its children (a call before its callee)
         for field in node._fields:
             child = getattr(node, field, None)
             todo.extend(c for c in (child if isinstance(child, list) else [child]) if isinstance(c, _ast.AST))
-        where = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-        if isinstance(node, _ast.Attribute) and node.attr in SOURCE_ATTRIBUTES:
-            findings.append((where, "attribute", node.attr))
-        elif isinstance(node, _ast.Name) and node.id in SOURCE_NAMES:
-            findings.append((where, "name", node.id))
+        if isinstance(node, _ast.Call):
+            callee = node.func
+            name = callee.id if isinstance(callee, _ast.Name) else getattr(callee, "attr", None)
+            index = DYNAMIC_CALLS.get(name)
+            args = node.args
+            if index is not None and index < len(args) and isinstance(args[index], _ast.Constant):
+                if isinstance(args[index].value, str):
+                    literal_calls.add(_key(callee))
+        elif isinstance(node, (_ast.Name, _ast.Attribute)):
+            name = node.id if isinstance(node, _ast.Name) else node.attr
+            if name in SOURCE_ATTRIBUTES or name in SOURCE_NAMES:
+                add(node, "attribute" if isinstance(node, _ast.Attribute) else "name", name)
+            elif name in DYNAMIC_CALLS and _key(node) not in literal_calls:
+                add(node, "dynamic import" if name in DYNAMIC_IMPORTS else "dynamic attribute", name)
         elif isinstance(node, _ast.Constant) and isinstance(node.value, str):
-            for part in node.value.split("."):
-                if part in SOURCE_ATTRIBUTES or part in BELOW_AUDITS:
-                    findings.append((where, "string", part))
+            text = node.value
+            for name in IDENTIFIER.findall(text) if "_" in text else ():
+                if name in SOURCE_ATTRIBUTES:
+                    add(node, "string", name)
+            if text in BELOW_AUDITS or text.partition(".")[0] in BELOW_AUDITS:
+                add(node, "string", text)
         elif isinstance(node, (_ast.Import, _ast.ImportFrom)):
-            names = [alias.name for alias in node.names] if isinstance(node, _ast.Import) else [node.module or ""]
-            for name in names:
+            module = getattr(node, "module", None) or ""
+            for alias in node.names:
+                name = alias.name if isinstance(node, _ast.Import) else module
                 if name in BELOW_AUDITS or name.partition(".")[0] in BELOW_AUDITS:
-                    findings.append((where, "module", name))
-        elif isinstance(node, _ast.Call):
-            name = called_name(node)
-            if name in DYNAMIC_ATTRIBUTE_CALLS and not literal(node.args, DYNAMIC_ATTRIBUTE_CALLS[name]):
-                findings.append((where, "dynamic attribute", name))
-            elif name == "vars":
-                findings.append((where, "dynamic attribute", name))
-            elif name in DYNAMIC_IMPORT_CALLS and not literal(node.args, DYNAMIC_IMPORT_CALLS[name]):
-                findings.append((where, "dynamic import", name))
+                    add(node, "module", name)
+                elif isinstance(node, _ast.ImportFrom) and alias.name in DYNAMIC_CALLS and alias.asname:
+                    add(node, "dynamic attribute", alias.name)  # getattr under another name
     findings.sort(key=lambda finding: finding[0])
     return [(kind, name, where[0]) for where, kind, name in findings]
 
