@@ -205,6 +205,25 @@ def run(PluginInfo):
       args: ["'dataclasses'", 'None'],
       flagged: false,
     });
+
+    // The machinery patched (a class attribute set: CPython does not audit it) would hand the
+    // real loader the plugin's bytes for a library file: from then on an import is not library code.
+    const patched = await run(`
+import importlib._bootstrap_external as external
+
+real = external.FileLoader.get_data
+
+def get_data(self, path):
+    return real(self, path)
+
+def run(PluginInfo):
+    external.FileLoader.get_data = get_data
+    import colorsys
+`);
+    expect(patched).toMatchObject({ status: 'done', exception: null });
+    expect(flagged(patched.events, 'runner.import-machinery-changed')).toHaveLength(1);
+    expect(flagged(patched.events, 'marshal.loads')).toHaveLength(1);
+    expect(flagged(patched.events, 'exec')).toHaveLength(1);
   });
 
   it('resolves paths relative to a directory descriptor (dir_fd) and paths whose .. leaves the working directory', async () => {
