@@ -31,6 +31,13 @@ testimony out of that reach, and never runs the plugin's code where the plugin i
   objects known by identity, never a file name the caller chose.
 - What CPython does not audit (reads of __globals__, __closure__, f_back, ...) is flagged from
   the plugin's source, parsed before its code runs (runner.source-introspection).
+- No other audit hook is added (one of the plugin's would be handed the runner's own audited
+  reads), no trace function of the plugin's sees the runner's last steps, and the plugin gets
+  no descriptor but 0, 1, 2 and the channel.
+
+What it still cannot see: code the plugin runs where no audit event is raised (a signal
+handler of the plugin's that fires inside the hook is handed the hook's frame; ctypes writes
+to memory); the tracer outside the jail is the witness for those.
 """
 
 import _ast
@@ -602,7 +609,7 @@ def _recorder(token, channel, trusted, machinery):
             write(_encode({"kind": "event", "event": event, "args": shown, "flagged": bool(flagged)}))
 
     def write(text):
-        # One write of the whole line, whatever thread: lines never interleave.
+        # Under the lock (emit, result): the lines of two threads never interleave.
         data = (prefix + text + "\n").encode("ascii")
         while data:
             data = data[_write(channel, data) :]
