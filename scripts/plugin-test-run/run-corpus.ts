@@ -25,6 +25,7 @@ process.env.SVC_CORPUS_CANARY = CANARY;
 
 const settings: JailSettings = {
   bwrapPath: process.env.PLUGIN_TEST_RUN_BWRAP ?? '/usr/bin/bwrap',
+  stracePath: process.env.PLUGIN_TEST_RUN_STRACE ?? '/usr/bin/strace',
   pythonPath: '/usr/bin/python3',
   limits: {
     cpuSeconds: 5,

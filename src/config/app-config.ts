@@ -128,6 +128,7 @@ export interface AppConfig {
 
 export interface PluginTestRunConfig {
   bwrapPath: string;
+  stracePath: string;
   pythonPath: string;
   cpuSeconds: number;
   wallSeconds: number;
@@ -230,6 +231,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
     corsOrigins: read(() => corsOrigins(env)),
     pluginTestRun: {
       bwrapPath: value(env, 'PLUGIN_TEST_RUN_BWRAP') ?? '/usr/bin/bwrap',
+      stracePath: value(env, 'PLUGIN_TEST_RUN_STRACE') ?? '/usr/bin/strace',
       pythonPath: value(env, 'PLUGIN_TEST_RUN_PYTHON') ?? '/usr/bin/python3',
       cpuSeconds: read(() => integer(env, 'PLUGIN_TEST_RUN_CPU_SECONDS', 10, 1, 3600)),
       wallSeconds: read(() => integer(env, 'PLUGIN_TEST_RUN_WALL_SECONDS', 30, 1, 3600)),

@@ -6,12 +6,17 @@ export interface JailLimits {
   addressSpaceBytes: number;
   /** The largest file the plugin may write; also the size of each tmpfs (the working directory and /tmp). */
   fileSizeBytes: number;
-  /** Processes of the jail's user, the runner included. */
+  /**
+   * Tasks of the jail's user, the runner included (RLIMIT_NPROC): its threads, since the
+   * process filter allows no second process.
+   */
   processes: number;
 }
 
 export interface JailSettings {
   bwrapPath: string;
+  /** The tracer around the jail: the report's facts are what it sees. */
+  stracePath: string;
   /** The interpreter run inside: it must live under /usr, the only host directory bound. */
   pythonPath: string;
   limits: JailLimits;
