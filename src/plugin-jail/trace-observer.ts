@@ -3,6 +3,7 @@ import {
   type CallResult,
   descriptorPath,
   FIRST_PROCESS,
+  parseCall,
   parseTraceLine,
   stringArgument,
 } from './trace-syntax';
@@ -229,9 +230,9 @@ export class TraceObserver {
     if (line.kind === 'resumed') {
       const start = this.pending.get(line.pid);
       this.pending.delete(line.pid);
-      const whole = start !== undefined ? parseTraceLine(`${line.pid} ${start}${line.text}`) : null;
-      if (whole === null || whole.kind !== 'call') this.anomaly(`unreadable trace line: ${clip(text)}`);
-      else this.call(whole.pid, whole.name, whole.args, whole.result);
+      const whole = start !== undefined ? parseCall(`${start}${line.text}`) : null;
+      if (whole === null) this.anomaly(`unreadable trace line: ${clip(text)}`);
+      else this.call(line.pid, whole.name, whole.args, whole.result);
       return;
     }
     if (line.kind === 'call') {
