@@ -104,6 +104,7 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
       {
         PLUGIN_TEST_RUN_BWRAP: bwrapPath(),
         PLUGIN_TEST_RUN_CPU_SECONDS: '1',
+        PLUGIN_TEST_RUN_CPU_PRIORITY: 'normal',
         // Above the CPU limit however busy the machine: the counter ends at its CPU limit.
         PLUGIN_TEST_RUN_WALL_SECONDS: '5',
         PLUGIN_TEST_RUN_QUEUE: '0',
@@ -254,8 +255,12 @@ describe('svc-admin plugins test-run <file>', () => {
       );
       const result = await svcAdmin(['plugins', 'test-run', file], { PLUGIN_TEST_RUN_BWRAP: bwrapPath() });
       expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
-      const report = JSON.parse(result.stdout) as { status: string; events: Row[] };
-      expect(report.status).toBe('done');
+      const report = JSON.parse(result.stdout) as { status: string; limit: string; events: Row[] };
+      // One process per run: the spawn is refused, and the run ends there.
+      expect({ status: report.status, limit: report.limit }).toEqual({
+        status: 'failed',
+        limit: 'processes',
+      });
       expect(report.events).toContainEqual({
         event: 'subprocess.Popen',
         args: ["'sh'", `['sh', '-c', 'touch ${touched}']`, 'None', 'None'],

@@ -33,6 +33,7 @@ const settings: JailSettings = {
     addressSpaceBytes: 512 << 20,
     fileSizeBytes: 16 << 20,
     processes: 16,
+    cpuPriority: 'normal',
   },
   maxEvents: 2000,
   maxOutputBytes: 64 * 1024,

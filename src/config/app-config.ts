@@ -135,6 +135,7 @@ export interface PluginTestRunConfig {
   addressSpaceBytes: number;
   fileSizeBytes: number;
   processes: number;
+  cpuPriority: 'idle' | 'normal';
   /** Runs waiting for a free core; past it a run is refused with 503. */
   queueLength: number;
 }
@@ -242,6 +243,9 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
         integer(env, 'PLUGIN_TEST_RUN_FILE_SIZE_BYTES', 16 * 1024 * 1024, 4096, 4 * 1024 ** 3),
       ),
       processes: read(() => integer(env, 'PLUGIN_TEST_RUN_PROCESSES', 16, 2, 4096)),
+      cpuPriority: read(() =>
+        oneOf(env, 'PLUGIN_TEST_RUN_CPU_PRIORITY', 'idle', ['idle', 'normal'] as const),
+      ),
       queueLength: read(() => integer(env, 'PLUGIN_TEST_RUN_QUEUE', 8, 0, 1000)),
     },
   };

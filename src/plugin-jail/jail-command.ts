@@ -66,16 +66,17 @@ function rootLinks(): string[] {
 /**
  * Run by the host's interpreter, traced, before bwrap: the jail's stderr onto fd 2 (off the
  * tracer's pipe), every descriptor from there up closed (a server started under `exec 40>>file`
- * would hand fd 40 down otherwise: neither strace nor bwrap closes what it inherits), the lowest
- * CPU priority (SCHED_IDLE: a run takes only what the API leaves), then bwrap.
+ * would hand fd 40 down otherwise: neither strace nor bwrap closes what it inherits), by default
+ * the lowest CPU priority (SCHED_IDLE: a run takes only what the API leaves), then bwrap.
  */
 const LAUNCHER = [
   'import os, sys',
-  'stderr = int(sys.argv[1])',
+  'stderr, priority = int(sys.argv[1]), sys.argv[2]',
   'os.dup2(stderr, 2)',
   'os.closerange(stderr, os.sysconf("SC_OPEN_MAX"))',
-  'os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))',
-  'os.execv(sys.argv[2], sys.argv[2:])',
+  'if priority == "idle":',
+  '    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))',
+  'os.execv(sys.argv[3], sys.argv[3:])',
 ].join('\n');
 
 /**
@@ -197,6 +198,7 @@ export function jailCommand(
       '-c',
       LAUNCHER,
       String(jailStderrFdOf(script)),
+      settings.limits.cpuPriority,
       settings.bwrapPath,
       ...bwrap,
     ],

@@ -18,6 +18,8 @@ const settings = (limits: Partial<JailSettings['limits']> = {}): JailSettings =>
     addressSpaceBytes: 512 * 1024 * 1024,
     fileSizeBytes: 16 * 1024 * 1024,
     processes: 16,
+    // The CPU limits below are reached before the wall limits on a busy machine too.
+    cpuPriority: 'normal',
     ...limits,
   },
   maxEvents: 500,

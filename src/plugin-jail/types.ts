@@ -11,6 +11,12 @@ export interface JailLimits {
    * process filter allows no second process.
    */
   processes: number;
+  /**
+   * `idle`: the run gets the CPU only when nothing else wants it (SCHED_IDLE), so test-runs
+   * never slow the API; on a busy machine a run can then reach its wall limit before its CPU
+   * limit. `normal`: the server's own priority.
+   */
+  cpuPriority: 'idle' | 'normal';
 }
 
 export interface JailSettings {

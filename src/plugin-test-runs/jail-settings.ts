@@ -17,6 +17,7 @@ export function jailSettings(run: PluginTestRunConfig): JailSettings {
       addressSpaceBytes: run.addressSpaceBytes,
       fileSizeBytes: run.fileSizeBytes,
       processes: run.processes,
+      cpuPriority: run.cpuPriority,
     },
     maxEvents: MAX_EVENTS,
     maxOutputBytes: MAX_OUTPUT_BYTES,
