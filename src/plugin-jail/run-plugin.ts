@@ -11,6 +11,7 @@ const MAX_CHANNEL_LINE = 256 * 1024;
 const MAX_TRACE_BYTES = 64 * 1024 * 1024;
 const MAX_TRACE_LINE = 256 * 1024;
 const MAX_LINE_SHOWN = 200;
+const NOT_STARTED = 'The tracer did not see the plugin start';
 /** Limits the runner may name (its testimony, which can only fail a run, never pass it). */
 const RUNNER_LIMITS: ReadonlySet<string> = new Set<TestRunLimit>([
   'cpu',
@@ -124,8 +125,8 @@ export async function runPlugin(source: Buffer, settings: JailSettings): Promise
     flagged,
   }));
   observedEvents.push(...testimonyMissing(observed.events, events));
-  if (observed.anomalies.length > 0 || !observed.pluginStarted) {
-    const what = observed.anomalies.length > 0 ? observed.anomalies : ['the plugin was not seen to start'];
+  if (observed.anomalies.length > 0 || problem === NOT_STARTED) {
+    const what = observed.anomalies.length > 0 ? observed.anomalies : [NOT_STARTED];
     observedEvents.push({ event: 'server.tracer-lost', args: what.map(shown), flagged: true });
   }
   return {
@@ -192,7 +193,9 @@ function verdict(
     };
   }
   if (!observed.pluginStarted) {
-    return { status: 'failed', limit: null, problem: 'The tracer did not see the plugin start' };
+    // The runner's compile of the plugin failed (a syntax error): its code never ran, and the
+    // runner's traceback says why; otherwise nothing accounts for the run.
+    return { status: 'failed', limit: null, problem: reported?.exception ? null : NOT_STARTED };
   }
   if (observed.pluginEnd !== 'exited with 0') {
     return {
