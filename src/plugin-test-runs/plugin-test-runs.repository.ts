@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, In, LessThan, type Repository } from 'typeorm';
 import type { TestRunStatus } from '../plugin-jail';
 import { PluginTestRun } from './plugin-test-run.entity';
+import type { ReportSummary } from './test-run-mention';
 
 @Injectable()
 export class PluginTestRunsRepository {
@@ -15,7 +16,7 @@ export class PluginTestRunsRepository {
   async setStatus(
     id: number,
     status: TestRunStatus,
-    ended?: { report: string; finishedAt: Date },
+    ended?: { report: string; finishedAt: Date } & ReportSummary,
   ): Promise<void> {
     await this.runs.update({ id }, { status, ...(ended ?? {}) });
   }
@@ -25,10 +26,13 @@ export class PluginTestRunsRepository {
    * `before`: runs no live server can still hold (see PluginTestRunsService.failInterrupted).
    * Returns how many.
    */
-  async failAdmittedBefore(before: Date, report: string, finishedAt: Date): Promise<number> {
+  async failAdmittedBefore(
+    before: Date,
+    ended: { report: string; finishedAt: Date } & ReportSummary,
+  ): Promise<number> {
     const result = await this.runs.update(
       { status: In(['queued', 'running']), createdAt: LessThan(before) },
-      { status: 'failed', report, finishedAt },
+      { status: 'failed', ...ended },
     );
     return result.affected ?? 0;
   }

@@ -17,11 +17,12 @@ import { sha256Hex } from '../community-plugins/files/plugin-storage';
 import { PluginVersionsRepository } from '../community-plugins/shared/plugin-versions.repository';
 import { PluginsRepository } from '../community-plugins/shared/plugins.repository';
 import { Transactions } from '../database/transactions';
-import { runPlugin, type TestRunReport } from '../plugin-jail';
+import { runPlugin } from '../plugin-jail';
 import type { TestRunStarted, TestRunView } from './dto/test-run.dto';
 import { JailAvailability } from './jail-availability';
 import { PluginTestRun } from './plugin-test-run.entity';
 import { PluginTestRunsRepository } from './plugin-test-runs.repository';
+import { parseReport, summarise } from './test-run-mention';
 import { TestRunQueue } from './test-run-queue';
 import { availableParallelism } from 'node:os';
 import type { AppConfig } from '../config/app-config';
@@ -115,11 +116,11 @@ export class PluginTestRunsService implements OnApplicationBootstrap, BeforeAppl
       observed_events: [],
       observed_events_dropped: 0,
     };
-    const count = await this.runs.failAdmittedBefore(
-      new Date(now.getTime() - this.lifetimeMs),
-      JSON.stringify(report),
-      now,
-    );
+    const count = await this.runs.failAdmittedBefore(new Date(now.getTime() - this.lifetimeMs), {
+      report: JSON.stringify(report),
+      finishedAt: now,
+      ...summarise(report),
+    });
     if (count > 0) this.logger.warn(`${count} interrupted test-run(s) marked failed`);
     return count;
   }
@@ -150,6 +151,8 @@ export class PluginTestRunsService implements OnApplicationBootstrap, BeforeAppl
           status: 'queued',
           requestedByUserId: admin.id,
           report: null,
+          flaggedEvents: 0,
+          endedByLimit: null,
           createdAt: this.clock.now(),
           finishedAt: null,
         });
@@ -193,21 +196,25 @@ export class PluginTestRunsService implements OnApplicationBootstrap, BeforeAppl
       await this.runs.setStatus(runId, status, {
         report: JSON.stringify(rest),
         finishedAt: this.clock.now(),
+        ...summarise(rest),
       });
     } catch (error) {
       this.logger.error(
         `Test-run ${runId} failed: ${error instanceof Error ? error.message : String(error)}`,
       );
       await this.runs
-        .setStatus(runId, 'failed', { report: JSON.stringify(null), finishedAt: this.clock.now() })
+        .setStatus(runId, 'failed', {
+          report: JSON.stringify(null),
+          finishedAt: this.clock.now(),
+          ...summarise(null),
+        })
         .catch(() => undefined);
     }
   }
 }
 
 function toView(run: PluginTestRun): TestRunView {
-  const report =
-    run.report === null ? null : (JSON.parse(run.report) as Omit<TestRunReport, 'status'> | null);
+  const report = parseReport(run.report);
   return {
     id: run.id,
     plugin_id: run.pluginId,
