@@ -1,4 +1,5 @@
 import type { TestRunEvent, TestRunLimit, TestRunReport } from '../plugin-jail';
+import type { TestRunSummary } from './dto/test-run.dto';
 import type { PluginTestRun } from './plugin-test-run.entity';
 
 /** A report as a row keeps it: the jail's report without its status (the row's own), or null for a run that made none. */
@@ -46,4 +47,19 @@ export function testRunMention(
 ): { id: number; status: string; flagged_events: number } | null {
   if (run === null) return null;
   return { id: run.id, status: run.status, flagged_events: summaryOf(run).flaggedEvents };
+}
+
+/** A run in a list (a version's runs, the diff's newest of each reviewer): who asked for it, and its summary. */
+export function testRunSummary(run: PluginTestRun, requestedByUsername: string): TestRunSummary {
+  const summary = summaryOf(run);
+  return {
+    id: run.id,
+    status: run.status,
+    flagged_events: summary.flaggedEvents,
+    requested_by_user_id: run.requestedByUserId,
+    requested_by_username: requestedByUsername,
+    created_at: run.createdAt.toISOString(),
+    finished_at: run.finishedAt?.toISOString() ?? null,
+    limit: summary.endedByLimit,
+  };
 }
