@@ -65,6 +65,7 @@ const testRunPath = (id: number | string, version: string) =>
 /** The version's runs (`runsPath(id, v)`), or one of them (`runsPath(id, v, runId)`). */
 const runsPath = (id: number | string, version: string, runId?: number | string) =>
   `/api/v1/community-plugins/${id}/versions/${version}/test-runs/${runId ?? ''}`;
+const diffPath = (id: number, version: string) => `/api/v1/community-plugins/${id}/versions/${version}/diff/`;
 
 describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', () => {
   const smtp = new SmtpSink();
@@ -150,6 +151,18 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
     // The reviewer's diff names it beside the findings.
     const diff = await as(boss).get(`/api/v1/community-plugins/${titles}/versions/1.0.0/diff/`).expect(200);
     expect(dataOf(diff).test_run).toEqual({ id, status: 'done', flagged_events: 0 });
+    expect(dataOf(diff).test_runs).toEqual([
+      {
+        id,
+        status: 'done',
+        flagged_events: 0,
+        requested_by_user_id: boss.id,
+        requested_by_username: 'boss',
+        created_at: run.created_at,
+        finished_at: run.finished_at,
+        limit: null,
+      },
+    ]);
     const audit = await as(boss).get('/api/v1/audit/?action=test_run').expect(200);
     expect(dataOf<{ entries: Row[] }>(audit).entries).toEqual([
       expect.objectContaining({
@@ -200,7 +213,7 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
     const neverRun = dataOf<{ id: number }>(other).id;
     expectFail(await as(boss).get(testRunPath(neverRun, '1.0.0')), 404, 'This version has no test-run');
     const diff = await as(boss).get(`/api/v1/community-plugins/${neverRun}/versions/1.0.0/diff/`).expect(200);
-    expect(dataOf(diff).test_run).toBeNull();
+    expect(dataOf(diff)).toMatchObject({ test_run: null, test_runs: [] });
     expect(dataOf(await as(boss).get(runsPath(neverRun, '1.0.0')).expect(200))).toEqual({
       total: 0,
       limit: 50,
@@ -212,7 +225,7 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
 
 const SELF_REVIEW = 'Admins cannot review their own plugins';
 const TEST_RUN_NOT_FOUND = 'Test-run not found';
-/** The members of a run in the version's list: no report, no secret of the requester. */
+/** The members of a run in a list (the version's runs, the diff's `test_runs`): no report, no secret of the requester. */
 const SUMMARY_KEYS = [
   'created_at',
   'finished_at',
@@ -342,6 +355,30 @@ describeNeeding(bwrapLack(), "who runs a version's test-runs and reads them (iss
     await runAs(boss, plugin);
   });
 
+  it("the diff names each reviewer's newest run: a second reviewer's run does not hide the first's", async () => {
+    const plugin = await uploadAs(alice, 'Two reviewers');
+    const first = await runAs(boss, plugin);
+    const second = await runAs(chief, plugin);
+    const mention = (run: Row) => ({ id: run.id, status: run.status, flagged_events: flagged(run) });
+    const summary = (run: Row, user: SignedInUser) => ({
+      ...mention(run),
+      requested_by_user_id: user.id,
+      requested_by_username: user.username,
+      created_at: run.created_at,
+      finished_at: run.finished_at,
+      limit: run.limit,
+    });
+    let diff = dataOf(await as(boss).get(diffPath(plugin, '1.0.0')).expect(200));
+    expect(diff.test_run).toEqual(mention(second));
+    expect(diff.test_runs).toEqual([summary(second, chief), summary(first, boss)]);
+    // boss runs it again: boss's newest replaces boss's older run, and chief's stays.
+    const third = await runAs(boss, plugin);
+    diff = dataOf(await as(chief).get(diffPath(plugin, '1.0.0')).expect(200));
+    expect(diff.test_run).toEqual(mention(third));
+    expect(diff.test_runs).toEqual([summary(third, boss), summary(second, chief)]);
+    for (const entry of diff.test_runs as Row[]) expect(Object.keys(entry).sort()).toEqual(SUMMARY_KEYS);
+  });
+
   it("lists a version's runs newest first, in pages, each with its requester and summary; one run reads whole by its id", async () => {
     const plugin = await uploadAs(alice, 'Listed');
     const runs = [await runAs(boss, plugin), await runAs(chief, plugin), await runAs(boss, plugin)];
@@ -456,6 +493,9 @@ describeNeeding(bwrapLack(), 'PLUGIN_SELF_REVIEW=allowed (issue 41)', () => {
     expect(dataOf<{ runs: Row[] }>(await call('get', runsPath(plugin, '1.0.0')).expect(200)).runs).toEqual([
       expect.objectContaining({ id, requested_by_user_id: solo.id, requested_by_username: 'solo' }),
     ]);
+    expect(dataOf(await call('get', diffPath(plugin, '1.0.0')).expect(200)).test_runs).toEqual([
+      expect.objectContaining({ id, requested_by_user_id: solo.id }),
+    ]);
     for (;;) {
       const run = dataOf(await call('get', testRunPath(plugin, '1.0.0')).expect(200));
       if (!['queued', 'running'].includes(String(run.status))) break;
@@ -539,6 +579,11 @@ describe('test-runs where bubblewrap cannot run', () => {
       limit: 'cpu',
     };
     expect(dataOf<{ runs: Row[] }>(await get(runsPath(plugin, '1.0.0'))).runs).toEqual([summary]);
+    const diff = dataOf(await get(diffPath(plugin, '1.0.0')));
+    expect(diff).toMatchObject({
+      test_run: { id, status: 'timed-out', flagged_events: 3 },
+      test_runs: [summary],
+    });
     expect(flagged(dataOf(await get(runsPath(plugin, '1.0.0', id))))).toBe(3);
   });
 });

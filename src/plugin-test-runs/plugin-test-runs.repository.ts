@@ -83,6 +83,26 @@ export class PluginTestRunsRepository {
     return { total, runs: await this.withReportsToSummarise(runs) };
   }
 
+  /**
+   * The newest run of each requester of a version, newest first (so the first is the version's
+   * newest run); `report` as in `page`. idx_plugin_test_runs_requester holds the grouping's
+   * columns in order.
+   */
+  async newestOfEachRequester(pluginId: number, version: string): Promise<PluginTestRun[]> {
+    const newest = this.runs
+      .createQueryBuilder('newest')
+      .select('MAX(newest.id)')
+      .where('newest.plugin_id = :pluginId AND newest.version = :version')
+      .groupBy('newest.requested_by_user_id');
+    const runs = await this.runs
+      .createQueryBuilder('run')
+      .select(Object.keys(WITHOUT_REPORT).map((column) => `run.${column}`))
+      .where(`run.id IN (${newest.getQuery()})`, { pluginId, version })
+      .orderBy('run.id', 'DESC')
+      .getMany();
+    return this.withReportsToSummarise(runs);
+  }
+
   private async withReportsToSummarise(runs: PluginTestRun[]): Promise<PluginTestRun[]> {
     for (const run of runs) run.report = null;
     const unsummarised = runs.filter((run) => run.flaggedEvents === null).map((run) => run.id);

@@ -41,12 +41,11 @@ export function summaryOf(
   return summarise(parseReport(run.report));
 }
 
-/** A run as the diff names it: its id, its status and how many of its events a reviewer must look at. */
+/** A run as the diff names the version's newest: its id, its status and how many of its events a reviewer must look at. */
 export function testRunMention(
-  run: PluginTestRun | null,
+  run: TestRunSummary | undefined,
 ): { id: number; status: string; flagged_events: number } | null {
-  if (run === null) return null;
-  return { id: run.id, status: run.status, flagged_events: summaryOf(run).flaggedEvents };
+  return run === undefined ? null : { id: run.id, status: run.status, flagged_events: run.flagged_events };
 }
 
 /** A run in a list (a version's runs, the diff's newest of each reviewer): who asked for it, and its summary. */

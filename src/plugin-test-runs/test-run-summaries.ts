@@ -23,6 +23,11 @@ export class TestRunSummaries {
     return { total, runs: await this.named(runs) };
   }
 
+  /** The newest run of each reviewer of the version, newest first: one reviewer's run never hides another's. */
+  async newestOfEachReviewer(pluginId: number, version: string): Promise<TestRunSummary[]> {
+    return this.named(await this.runs.newestOfEachRequester(pluginId, version));
+  }
+
   private async named(runs: PluginTestRun[]): Promise<TestRunSummary[]> {
     const names = await this.users.namesOf(runs.map((run) => run.requestedByUserId));
     return runs.map((run) => {

@@ -1181,6 +1181,25 @@ export interface components {
             /** @description Newest first */
             versions: components["schemas"]["PluginVersionView"][];
         };
+        TestRunSummary: {
+            id: number;
+            /** @enum {string} */
+            status: "queued" | "running" | "done" | "timed-out" | "failed";
+            /** @description Events of its report flagged for the reviewer, of both lists (0 until it ends) */
+            flagged_events: number;
+            requested_by_user_id: number;
+            /** @description The requester's username (`name` in `community-plugins/me/`) */
+            requested_by_username: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
+            /**
+             * @description The limit that ended the run, if one did
+             * @enum {string|null}
+             */
+            limit: "cpu" | "wall" | "address-space" | "file-size" | "processes" | "output" | null;
+        };
         VersionDiff: {
             plugin_id: number;
             version: string;
@@ -1194,7 +1213,7 @@ export interface components {
             approximate: boolean;
             /** @description Validator findings of this version that the base version does not have */
             new_findings: components["schemas"]["FindingView"][];
-            /** @description The newest test-run of this version, if any (its report: `GET .../test-run/`) */
+            /** @description The newest test-run of this version, if any (its report: `GET .../test-run/`): the first of `test_runs` */
             test_run?: {
                 id: number;
                 /** @enum {string} */
@@ -1202,6 +1221,8 @@ export interface components {
                 /** @description Events of its report flagged for the reviewer (0 until it ends) */
                 flagged_events: number;
             } | null;
+            /** @description Each reviewer's newest test-run of this version, newest first (a run of one reviewer never hides another's; reports: `GET .../test-runs/<id>`) */
+            test_runs: components["schemas"]["TestRunSummary"][];
         };
         ReviewEvent: {
             /** @enum {string} */
@@ -1270,25 +1291,6 @@ export interface components {
             observed_events: components["schemas"]["TestRunEventView"][];
             /** @description Observed events past the bound, not kept */
             observed_events_dropped: number;
-        };
-        TestRunSummary: {
-            id: number;
-            /** @enum {string} */
-            status: "queued" | "running" | "done" | "timed-out" | "failed";
-            /** @description Events of its report flagged for the reviewer, of both lists (0 until it ends) */
-            flagged_events: number;
-            requested_by_user_id: number;
-            /** @description The requester's username (`name` in `community-plugins/me/`) */
-            requested_by_username: string;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            finished_at: string | null;
-            /**
-             * @description The limit that ended the run, if one did
-             * @enum {string|null}
-             */
-            limit: "cpu" | "wall" | "address-space" | "file-size" | "processes" | "output" | null;
         };
         TestRunPage: {
             /** @description The version's runs, over all pages */
