@@ -329,9 +329,10 @@ export class PluginReviewService implements OnApplicationBootstrap {
   /**
    * The rule compares people, not accounts: a reviewer whose address reaches the mailbox of
    * the plugin's uploader or of the version's (`Alice+x@` for `alice@`) is refused too. Asked
-   * in the decision's transaction, of the version it decides.
+   * in the decision's transaction, of the version it decides; the test-runs ask it too, in the
+   * transaction that records a run, and before a run is read.
    */
-  private async refuseSelfReview(
+  async refuseSelfReview(
     manager: EntityManager,
     reviewer: AuthUser,
     plugin: UserPlugin,
