@@ -321,6 +321,14 @@ describeNeeding(bwrapLack(), "who runs a version's test-runs and reads them (iss
     }
     expectFail(await as(aliceAdmin).get(runsPath(plugin, '9.9.9')), 404, 'Version not found');
     expectFail(await as(aliceAdmin).get(runsPath(999_999, '1.0.0', Number(run.id))), 404, 'Plugin not found');
+    // The diff, which the uploader-admin may read, names none of the reviewers' runs to them.
+    expect(dataOf(await as(aliceAdmin).get(diffPath(plugin, '1.0.0')).expect(200))).toMatchObject({
+      test_run: null,
+      test_runs: [],
+    });
+    expect(dataOf(await as(boss).get(diffPath(plugin, '1.0.0')).expect(200))).toMatchObject({
+      test_run: { id: run.id },
+    });
     // The refusals left no run behind: the reviewer's is the only one.
     expect(await rowsOf(plugin)).toBe(1);
     expect(dataOf<{ runs: Row[] }>(await as(boss).get(runsPath(plugin, '1.0.0')).expect(200)).runs).toEqual([

@@ -16,6 +16,7 @@ import { DiffCache } from './diff-cache';
 import { isNoVerdict, ValidatorBusyError, ValidatorPool } from '../../plugin-validator';
 import type { Violation } from '../../plugin-validator';
 import { testRunMention } from '../../plugin-test-runs/test-run-mention';
+import { Transactions } from '../../database/transactions';
 import { TestRunSummaries } from '../../plugin-test-runs/test-run-summaries';
 
 export const DIFF_BUSY = 'Diff is busy';
@@ -51,6 +52,7 @@ export class PluginVersionsService {
     private readonly validator: ValidatorPool,
     private readonly testRuns: TestRunSummaries,
     private readonly diffs: DiffPool,
+    private readonly transactions: Transactions,
   ) {}
 
   /**
@@ -120,8 +122,10 @@ export class PluginVersionsService {
       ),
     );
     await this.review.recordRead(reader, plugin.id, version, digest);
-    // Read at every request, never kept with the pair: a run started or ended since shows.
-    const runs = await this.testRuns.newestOfEachReviewer(plugin.id, version.version);
+    // Read at every request, never kept with the pair: a run started or ended since shows. The
+    // uploader's own admin account sees none: the runs are the reviewers', whose routes refuse it.
+    const ownPlugin = await this.review.isSelfReview(this.transactions.manager, reader, plugin, version);
+    const runs = ownPlugin ? [] : await this.testRuns.newestOfEachReviewer(plugin.id, version.version);
     return {
       plugin_id: plugin.id,
       version: version.version,
