@@ -66,17 +66,14 @@ function rootLinks(): string[] {
 /**
  * Run by the host's interpreter, traced, before bwrap: the jail's stderr onto fd 2 (off the
  * tracer's pipe), every descriptor from there up closed (a server started under `exec 40>>file`
- * would hand fd 40 down otherwise: neither strace nor bwrap closes what it inherits), by default
- * the lowest CPU priority (SCHED_IDLE: a run takes only what the API leaves), then bwrap.
+ * would hand fd 40 down otherwise: neither strace nor bwrap closes what it inherits), then bwrap.
  */
 const LAUNCHER = [
   'import os, sys',
-  'stderr, priority = int(sys.argv[1]), sys.argv[2]',
+  'stderr = int(sys.argv[1])',
   'os.dup2(stderr, 2)',
   'os.closerange(stderr, os.sysconf("SC_OPEN_MAX"))',
-  'if priority == "idle":',
-  '    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))',
-  'os.execv(sys.argv[3], sys.argv[3:])',
+  'os.execv(sys.argv[2], sys.argv[2:])',
 ].join('\n');
 
 /**
@@ -100,8 +97,12 @@ export function tracerArguments(asRoot: boolean): string[] {
   ];
 }
 
+/** util-linux's chrt (essential on Debian): starts the tracer at the idle CPU priority. */
+export const CHRT = '/usr/bin/chrt';
+
 /**
- * The whole command: strace, which runs the launcher, which runs bwrap with the script. bwrap's
+ * The whole command: strace (under chrt at the idle priority), which runs the launcher, which
+ * runs bwrap with the script. bwrap's
  * part: every namespace new (user, PID, network, IPC, UTS, cgroup), the interpreter as PID 1 (no
  * other process in the namespace to reach), the process filter (process-filter.ts), nothing of
  * the host but /usr read-only (the interpreter and its standard library), an empty sized tmpfs
@@ -188,19 +189,20 @@ export function jailCommand(
     `/runner/${script}`,
     ...scriptArgs,
   ];
-  return {
-    file: settings.stracePath,
-    args: [
-      ...tracerArguments(asRoot),
-      settings.pythonPath,
-      '-I',
-      '-S',
-      '-c',
-      LAUNCHER,
-      String(jailStderrFdOf(script)),
-      settings.limits.cpuPriority,
-      settings.bwrapPath,
-      ...bwrap,
-    ],
-  };
+  const traced = [
+    settings.stracePath,
+    ...tracerArguments(asRoot),
+    settings.pythonPath,
+    '-I',
+    '-S',
+    '-c',
+    LAUNCHER,
+    String(jailStderrFdOf(script)),
+    settings.bwrapPath,
+    ...bwrap,
+  ];
+  // SCHED_IDLE for the tracer and all it starts: a run, and the tracing it costs, take only
+  // the CPU the API leaves.
+  if (settings.limits.cpuPriority === 'idle') return { file: CHRT, args: ['--idle', '0', ...traced] };
+  return { file: traced[0], args: traced.slice(1) };
 }

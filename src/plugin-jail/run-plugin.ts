@@ -7,8 +7,11 @@ import type { JailSettings, TestRunEvent, TestRunLimit, TestRunReport } from './
 /** Bytes read of the report channel at most, and of one line of it: the runner bounds its own lines far below. */
 const MAX_CHANNEL_BYTES = 8 * 1024 * 1024;
 const MAX_CHANNEL_LINE = 256 * 1024;
-/** Bytes read of the trace at most, and of one line (strace cuts each string at 96 characters). */
-const MAX_TRACE_BYTES = 64 * 1024 * 1024;
+/**
+ * Bytes read of the trace at most, and of one line (strace cuts each string at 96 characters):
+ * an ordinary run writes some hundred kilobytes; the server reads the trace on its event loop.
+ */
+const MAX_TRACE_BYTES = 16 * 1024 * 1024;
 const MAX_TRACE_LINE = 256 * 1024;
 const MAX_LINE_SHOWN = 200;
 const NOT_STARTED = 'The tracer did not see the plugin start';

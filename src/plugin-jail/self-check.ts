@@ -4,6 +4,7 @@ import { arch } from 'node:os';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { CHRT } from './jail-command';
 import { boundedLines, startJail } from './jail-process';
 import { processFilter } from './process-filter';
 import { TraceObserver } from './trace-observer';
@@ -42,6 +43,9 @@ async function startProblem(settings: JailSettings): Promise<string | null> {
   for (const [what, file, setting] of [
     ['bubblewrap', settings.bwrapPath, 'PLUGIN_TEST_RUN_BWRAP'],
     ['strace', settings.stracePath, 'PLUGIN_TEST_RUN_STRACE'],
+    ...(settings.limits.cpuPriority === 'idle'
+      ? [['util-linux', CHRT, 'PLUGIN_TEST_RUN_CPU_PRIORITY=normal']]
+      : []),
   ]) {
     try {
       await access(file, constants.X_OK);

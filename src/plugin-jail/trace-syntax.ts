@@ -42,10 +42,16 @@ export function parseTraceLine(line: string): TraceLine | null {
   const pid = match[1] === undefined ? FIRST_PROCESS : Number(match[1]);
   const rest = match[2];
   let found: RegExpExecArray | null;
-  if ((found = EXITED.exec(rest))) return { kind: 'exit', pid, code: Number(found[1]), signal: null };
-  if ((found = KILLED.exec(rest))) return { kind: 'exit', pid, code: null, signal: found[1] };
-  if ((found = SIGNAL.exec(rest))) return { kind: 'signal', pid, signal: found[1], info: found[2] };
-  if ((found = RESUMED.exec(rest))) return { kind: 'resumed', pid, name: found[1], text: found[2] };
+  // The first character tells the forms apart: `+++` an end, `---` a signal, `<...` a resumed call.
+  const first = rest[0];
+  if (first === '+' && (found = EXITED.exec(rest)))
+    return { kind: 'exit', pid, code: Number(found[1]), signal: null };
+  if (first === '+' && (found = KILLED.exec(rest)))
+    return { kind: 'exit', pid, code: null, signal: found[1] };
+  if (first === '-' && (found = SIGNAL.exec(rest)))
+    return { kind: 'signal', pid, signal: found[1], info: found[2] };
+  if (first === '<' && (found = RESUMED.exec(rest)))
+    return { kind: 'resumed', pid, name: found[1], text: found[2] };
   if (rest.endsWith(UNFINISHED) && NAME.test(rest)) {
     const name = NAME.exec(rest)![1];
     return { kind: 'unfinished', pid, name, text: rest.slice(name.length + 1, -UNFINISHED.length) };
@@ -63,19 +69,19 @@ export function parseCall(text: string): { name: string; args: string[]; result:
   let start = name.length + 1;
   let index = start;
   for (; index < text.length; index += 1) {
-    const char = text[index];
-    if (char === '"') {
+    const char = text.charCodeAt(index);
+    if (char === QUOTE) {
       index = closing(text, index + 1, '"');
-    } else if (char === '<' && index > 0 && /[0-9D]/.test(text[index - 1])) {
+    } else if (char === LESS && index > 0 && afterDescriptor(text.charCodeAt(index - 1))) {
       index = closing(text, index + 1, '>'); // a descriptor's path: `3</work>`, `AT_FDCWD</work>`
-    } else if (char === '(' || char === '[' || char === '{') {
+    } else if (char === OPEN_PAREN || char === OPEN_BRACKET || char === OPEN_BRACE) {
       depth += 1;
-    } else if (char === ']' || char === '}') {
+    } else if (char === CLOSE_BRACKET || char === CLOSE_BRACE) {
       depth -= 1;
-    } else if (char === ')') {
+    } else if (char === CLOSE_PAREN) {
       if (depth === 0) break;
       depth -= 1;
-    } else if (char === ',' && depth === 0) {
+    } else if (char === COMMA && depth === 0) {
       args.push(text.slice(start, index).trim());
       start = index + 1;
     }
@@ -103,11 +109,19 @@ function parseResult(text: string): CallResult | null {
   return { value, path, error: ERROR.exec(rest)?.[1] ?? null };
 }
 
+const [QUOTE, LESS, COMMA] = ['"', '<', ','].map((char) => char.charCodeAt(0));
+const [OPEN_PAREN, CLOSE_PAREN, OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE] = [...'()[]{}'].map(
+  (char) => char.charCodeAt(0),
+);
+/** `<` opens a descriptor's path after its number or after `AT_FDCWD`. */
+const afterDescriptor = (code: number) => (code >= 48 && code <= 57) || code === 68; // 0-9, D
+
 /** The index of the unescaped `end` from `from` on, or -1. */
 function closing(text: string, from: number, end: string): number {
-  for (let index = from; index < text.length; index += 1) {
-    if (text[index] === '\\') index += 1;
-    else if (text[index] === end) return index;
+  for (let index = text.indexOf(end, from); index >= 0; index = text.indexOf(end, index + 1)) {
+    let backslashes = 0;
+    while (text.charCodeAt(index - 1 - backslashes) === 92) backslashes += 1;
+    if (backslashes % 2 === 0) return index;
   }
   return -1;
 }
@@ -116,6 +130,7 @@ const SIMPLE_ESCAPES: Record<string, number> = { n: 10, t: 9, r: 13, v: 11, f: 1
 
 /** strace's C-style escapes (`\x2f`, `\76`, `\n`, `\"`) back to the bytes, read as UTF-8. */
 export function decodeEscaped(text: string): string {
+  if (!text.includes('\\')) return text;
   const bytes: number[] = [];
   for (let index = 0; index < text.length; index += 1) {
     const char = text[index];
