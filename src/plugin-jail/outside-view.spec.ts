@@ -182,6 +182,25 @@ def run(PluginInfo):
     );
   });
 
+  it('a seccomp filter of the plugin’s own, which could outrank the tracer’s, is refused: prctl or seccomp', async () => {
+    for (const call of ['libc.prctl(22, 2, 0, 0, 0)', 'libc.syscall(317, 1, 0, 0)']) {
+      const report = await runPlugin(
+        plugin(`
+import ctypes
+
+def run(PluginInfo):
+    libc = ctypes.CDLL(None)
+    return ${call}
+`),
+        settings(),
+      );
+      expect({ status: report.status, limit: report.limit }).toEqual({ status: 'failed', limit: null });
+      expect(observedFlagged(report, 'kernel.denied').map((event) => event.args[0])).toEqual([
+        call.includes('prctl') ? 'prctl' : 'seccomp',
+      ]);
+    }
+  });
+
   it('the root, /runner, /dev and /dev/shm take no write: only /work and /tmp, each sized', async () => {
     const report = await runPlugin(
       plugin(`

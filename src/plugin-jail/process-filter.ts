@@ -34,6 +34,13 @@ const CLONE_THREAD = 0x00010000;
 /** x86-64 numbers (asm/unistd_64.h). */
 const CLONE = 56;
 const CLONE3 = 435;
+const PRCTL = 157;
+/**
+ * prctl's way to install a seccomp filter (the `seccomp` call is trapped below): a filter of the
+ * plugin's whose SECCOMP_RET_USER_NOTIF outranks the tracer's SECCOMP_RET_TRACE would let a call
+ * it continues run unseen.
+ */
+const PR_SET_SECCOMP = 22;
 /**
  * Trapped: new processes (fork, vfork; clone without CLONE_THREAD below), other processes'
  * memory and tracing, namespaces and mounts, kernel programs and keys, and io_uring, whose
@@ -102,6 +109,11 @@ export function processFilter(): Buffer | null {
     jump(BPF_JMP_JSET_K, CLONE_THREAD, 0, 1),
     statement(BPF_RET_K, SECCOMP_RET_ALLOW),
     statement(BPF_RET_K, SECCOMP_RET_TRAP),
+    jump(BPF_JMP_JEQ_K, PRCTL, 0, 4),
+    statement(BPF_LD_W_ABS, ARG0_LOW_OFFSET),
+    jump(BPF_JMP_JEQ_K, PR_SET_SECCOMP, 0, 1),
+    statement(BPF_RET_K, SECCOMP_RET_TRAP),
+    statement(BPF_RET_K, SECCOMP_RET_ALLOW),
     ...Object.values(TRAPPED_CALLS).flatMap((nr) => [
       jump(BPF_JMP_JEQ_K, nr, 0, 1),
       statement(BPF_RET_K, SECCOMP_RET_TRAP),

@@ -223,6 +223,10 @@ export class TraceObserver {
       return;
     }
     if (!this.started) this.before.add(line.pid);
+    // Unprefixed, strace traces one process alone: bwrap outside, which outlives the plugin's.
+    // While the plugin runs, such a line would be the plugin's own, unattributed.
+    else if (line.pid === FIRST_PROCESS && this.end === null)
+      this.anomaly(`a line of no process: ${clip(text)}`);
     if (line.kind === 'unfinished') {
       this.pending.set(line.pid, `${line.name}(${line.text}`);
       return;
