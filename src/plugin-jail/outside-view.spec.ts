@@ -201,6 +201,15 @@ def run(PluginInfo):
     }
   });
 
+  it.each([
+    ['a memfd', 'import os\n    os.memfd_create("hoard")', 'memfd_create'],
+    ['SysV shared memory', 'import ctypes\n    ctypes.CDLL(None).shmget(0, 1 << 30, 0o1600)', 'shmget'],
+  ])('memory the address-space limit misses is refused: %s', async (_name, body, call) => {
+    const report = await runPlugin(plugin(`def run(PluginInfo):\n    ${body}\n`), settings());
+    expect(observedFlagged(report, 'kernel.denied').map((event) => event.args[0])).toEqual([call]);
+    expect(report.status).toBe('failed');
+  });
+
   it('the root, /runner, /dev and /dev/shm take no write: only /work and /tmp, each sized', async () => {
     const report = await runPlugin(
       plugin(`

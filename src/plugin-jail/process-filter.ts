@@ -43,8 +43,8 @@ const PRCTL = 157;
 const PR_SET_SECCOMP = 22;
 /**
  * Trapped: new processes (fork, vfork; clone without CLONE_THREAD below), other processes'
- * memory and tracing, namespaces and mounts, kernel programs and keys, and io_uring, whose
- * operations run without a system call the tracer could see.
+ * memory and tracing, namespaces and mounts, kernel programs and keys, io_uring, whose
+ * operations run without a system call the tracer could see, and memory the limits miss.
  */
 export const TRAPPED_CALLS: Readonly<Record<string, number>> = {
   fork: 57,
@@ -85,6 +85,11 @@ export const TRAPPED_CALLS: Readonly<Record<string, number>> = {
   finit_module: 313,
   delete_module: 176,
   personality: 135,
+  // Memory outside the address-space limit: a memfd's pages, and SysV shared memory and message
+  // queues, live on after a detach; the jail's /dev/shm is read-only for the same reason.
+  memfd_create: 319,
+  shmget: 29,
+  msgget: 68,
 };
 
 const statement = (code: number, k: number) => ({ code, jt: 0, jf: 0, k });

@@ -69,7 +69,6 @@ export const TRACED_CALLS = [
   'setrlimit',
   'chdir',
   'fchdir',
-  'memfd_create',
   ...[
     'unlink',
     'rmdir',
@@ -317,8 +316,6 @@ export class TraceObserver {
       event('signal', true, args);
     } else if (name === 'prlimit64' || name === 'setrlimit') {
       if (name === 'setrlimit' || (args[2] !== undefined && args[2] !== 'NULL')) event('other', true, args);
-    } else if (name === 'memfd_create') {
-      event('other', true, args);
     } else if (name === 'chdir' || name === 'fchdir') {
       if (result.error === null) this.changeDirectory(name, args);
     } else if (name in PATH_CHANGES) {
