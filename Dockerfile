@@ -16,8 +16,9 @@ ENV NODE_ENV=production HOST=0.0.0.0 PORT=8009
 WORKDIR /app
 # The plugin validator judges uploads with CPython 3.11's own parser (bookworm's python3); the
 # analyser's .py files and tables are in dist/ (copied by `npm run build`). bubblewrap is the
-# reviewers' test-run jail (docs/plugin-test-run.md: the container needs user namespaces).
-RUN apt-get update && apt-get install -y --no-install-recommends python3 bubblewrap && rm -rf /var/lib/apt/lists/*
+# reviewers' test-run jail and strace its observer (docs/plugin-test-run.md: the container needs
+# user namespaces).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 bubblewrap strace && rm -rf /var/lib/apt/lists/*
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./

@@ -2,7 +2,8 @@
  * `npm run bench`: the app against a bare node:http baseline and against the bcrypt limit,
  * the response time of generate/confirm_email for known and unknown addresses, then the
  * validator benchmark, then the catalogue at scale (bench/catalogue-scale.ts), then GET beside
- * reviewers' diffs (bench/diffs-beside.ts). Prints; writes nothing into the repository.
+ * reviewers' diffs (bench/diffs-beside.ts), then GET beside test-runs in the jail
+ * (bench/test-runs-beside.ts). Prints; writes nothing into the repository.
  *
  * Environment (all optional):
  *   BENCH_DATABASE_URL  mysql://user:pass@host:3306/db: a database of its own; it is EMPTIED
@@ -16,7 +17,8 @@
  * validator benchmark out, --skip-catalogue-scale the catalogue at scale; --only upload or
  * --only login runs that part alone (the upload run; or the login run and GET sessions beside
  * 20 logins/s, app and baseline) and prints its rows; --only catalogue runs the catalogue at
- * scale alone.
+ * scale alone, --only diffs and --only test-runs those parts; --skip-diffs and --skip-test-runs
+ * leave them out.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
@@ -34,6 +36,12 @@ import { BENCH_PASSWORD, login, seed } from './seed';
 import { formatBenchTable, generatePlugin, runValidatorBench } from './validator.bench';
 import { CatalogueScaleReport, formatCatalogueScale, measureCatalogueScale } from './catalogue-scale';
 import { DiffsBesideReport, formatDiffsBeside, measureDiffsBeside } from './diffs-beside';
+import {
+  formatTestRunsBeside,
+  measureTestRunsBeside,
+  type TestRunsBesideReport,
+  testRunsBesideSettings,
+} from './test-runs-beside';
 
 const SESSIONS_PER_USER = 10;
 const APPROVED_PLUGINS = 200;
@@ -105,6 +113,23 @@ async function main(): Promise<void> {
       console.log(`\nGET beside reviewers' diffs\n${formatDiffsBeside(diffs)}`);
       return diffs;
     };
+    const testRunsBeside = async (): Promise<TestRunsBesideReport> => {
+      const runsDir = join(workDir, 'test-runs-beside');
+      if (databaseUrl) await emptyDatabase(databaseUrl);
+      const runsConfig = benchConfig(runsDir, databaseUrl, {
+        BCRYPT_COST: String(bcryptCost),
+        ...testRunsBesideSettings(),
+      });
+      const runs = await measureTestRunsBeside(runsConfig, { duration, connections, bcryptCost, progress });
+      console.log(`\nGET beside test-runs in the jail\n${formatTestRunsBeside(runs)}`);
+      return runs;
+    };
+    if (only === 'test-runs') {
+      const runs = await testRunsBeside();
+      if (jsonFile)
+        writeFileSync(jsonFile, JSON.stringify({ database, testRunsBeside: runs }, null, 2) + '\n');
+      return;
+    }
     if (only === 'diffs') {
       const diffs = await diffsBeside();
       if (jsonFile) writeFileSync(jsonFile, JSON.stringify({ database, diffsBeside: diffs }, null, 2) + '\n');
@@ -118,7 +143,7 @@ async function main(): Promise<void> {
     }
     if (only !== undefined) {
       if (only !== 'upload' && only !== 'login')
-        throw new Error('--only takes upload, login, catalogue or diffs');
+        throw new Error('--only takes upload, login, catalogue, diffs or test-runs');
       await measureOnly(config, only, { database, duration, connections, bcrypt });
       return;
     }
@@ -162,11 +187,19 @@ async function main(): Promise<void> {
     }
     const scale = process.argv.includes('--skip-catalogue-scale') ? null : await catalogueScale();
     const diffs = process.argv.includes('--skip-diffs') ? null : await diffsBeside();
+    const testRuns = process.argv.includes('--skip-test-runs') ? null : await testRunsBeside();
     if (jsonFile) {
       writeFileSync(
         jsonFile,
         JSON.stringify(
-          { ...report, confirmTiming, validator, catalogueScale: scale, diffsBeside: diffs },
+          {
+            ...report,
+            confirmTiming,
+            validator,
+            catalogueScale: scale,
+            diffsBeside: diffs,
+            testRunsBeside: testRuns,
+          },
           null,
           2,
         ) + '\n',

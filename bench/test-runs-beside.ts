@@ -1,45 +1,29 @@
 /**
- * Other users' requests while test-runs run (issue 31): GET /api/v1/sessions/ as a reader, idle
- * and then while an admin keeps every test-run slot busy with a plugin that spins until its CPU
- * limit (the worst a test-run does to the machine: one core each, one run per core). Prints the
- * two rows (requests/s, p50, p99, failures) and how many runs were started; writes nothing into
- * the repository.
- *
- *   node --require ./test/helpers/ts-register.js bench/test-runs-beside.ts
- *
- * Environment (all optional): BENCH_DATABASE_URL (a MySQL/MariaDB database of its own, EMPTIED
- * first; SQLite in a temporary directory without it), BENCH_DURATION (seconds per measured run,
- * default 6), BENCH_CONNECTIONS (10), PLUGIN_TEST_RUN_BWRAP. Needs a working jail (see
- * docs/plugin-test-run.md): it stops at the first answer saying test-runs are unavailable.
+ * Other users' requests while test-runs run (issues 31 and 41), a part of `npm run bench`
+ * (`--only test-runs` alone): GET /api/v1/sessions/ as a reader, idle and then while an admin
+ * keeps IN_FLIGHT test-runs admitted (one running per core, the rest queued) of a plugin that
+ * spins until its CPU limit, the worst a test-run does to the machine, traced as every run is.
+ * The runs have the default priority (PLUGIN_TEST_RUN_CPU_PRIORITY=idle). Needs a working jail
+ * (docs/plugin-test-run.md): it stops at the first answer saying test-runs are unavailable.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { emptyDatabase } from '../test/helpers/database';
-import { benchConfig, startApp } from './app-server';
+import type { AppConfig } from '../src/config/app-config';
+import { startApp } from './app-server';
 import { addUsage, NO_USAGE, runLoad, summarize, type Usage } from './load';
-import type { RawLoad } from './load-spec';
-import type { LoadResult, LoadSpec } from './load-spec';
+import type { LoadResult, LoadSpec, RawLoad } from './load-spec';
 import { table } from './report';
 import { seed } from './seed';
 
 const SESSIONS_PER_USER = 10;
 /** Alternating idle / beside rounds, pooled: neither figure is the one measured on a cold JIT. */
 const ROUNDS = 2;
-const CPU_SECONDS = 2;
+export const TEST_RUN_CPU_SECONDS = 2;
+/** Test-runs admitted at once: issue 41's four. */
+export const IN_FLIGHT = 4;
 /** Passes the validator, and spins until its CPU limit ends it. */
 const SPINNER =
   'DESCRIPTION = "Counts forever"\n\n\ndef run(PluginInfo):\n    count = 0\n    while True:\n        count += 1\n';
-
-function positiveInteger(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1) throw new Error(`${name} must be a positive integer`);
-  return Number(raw);
-}
-
-const progress = (line: string) => process.stderr.write(`${line}\n`);
 
 async function uploadSpinner(origin: string, token: string): Promise<{ id: number; version: string }> {
   const form = new FormData();
@@ -86,31 +70,35 @@ function keepTestRunsBusy(origin: string, token: string, path: string, stop: Abo
   })();
 }
 
-async function main(): Promise<void> {
-  const duration = positiveInteger('BENCH_DURATION', 6);
-  const connections = positiveInteger('BENCH_CONNECTIONS', 10);
-  const databaseUrl = process.env.BENCH_DATABASE_URL;
-  if (databaseUrl) await emptyDatabase(databaseUrl);
-  const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-test-runs-'));
-  const config = benchConfig(workDir, databaseUrl, {
-    BCRYPT_COST: '4',
-    PLUGIN_TEST_RUN_CPU_SECONDS: String(CPU_SECONDS),
-    PLUGIN_TEST_RUN_WALL_SECONDS: String(CPU_SECONDS * 5),
-    // Only the runs that have a core: the keeper refills a slot as soon as one ends.
-    PLUGIN_TEST_RUN_QUEUE: '0',
-    ...(process.env.PLUGIN_TEST_RUN_BWRAP
-      ? { PLUGIN_TEST_RUN_BWRAP: process.env.PLUGIN_TEST_RUN_BWRAP }
-      : {}),
-  });
-  progress('starting the app');
+export interface TestRunsBesideReport {
+  idle: LoadResult;
+  beside: LoadResult;
+  started: number;
+  timedOut: number;
+}
+
+/** The settings the app is started with for this part: runs that end at their CPU limit, IN_FLIGHT admitted. */
+export function testRunsBesideSettings(): Record<string, string> {
+  return {
+    PLUGIN_TEST_RUN_CPU_SECONDS: String(TEST_RUN_CPU_SECONDS),
+    PLUGIN_TEST_RUN_WALL_SECONDS: String(TEST_RUN_CPU_SECONDS * 15),
+    PLUGIN_TEST_RUN_QUEUE: String(Math.max(0, IN_FLIGHT - availableParallelism())),
+  };
+}
+
+export async function measureTestRunsBeside(
+  config: AppConfig,
+  options: { duration: number; connections: number; bcryptCost: number; progress: (text: string) => void },
+): Promise<TestRunsBesideReport> {
+  const { progress } = options;
   const app = await startApp(config);
   try {
     await app.ready;
-    progress(`seeding: 3 users, ${SESSIONS_PER_USER} sessions each, the spinner plugin`);
+    progress(`test-runs beside: seeding 3 users, ${SESSIONS_PER_USER} sessions each, the spinner plugin`);
     const seeded = await seed(app.origin, app.dataSource, {
       sessions: SESSIONS_PER_USER,
       approvedPlugins: 0,
-      bcryptCost: 4,
+      bcryptCost: options.bcryptCost,
     });
     const spinner = await uploadSpinner(app.origin, seeded.reader.token);
     const testRunPath = `/api/v1/community-plugins/${spinner.id}/versions/${spinner.version}/test-run/`;
@@ -120,8 +108,8 @@ async function main(): Promise<void> {
       method: 'GET',
       path: '/api/v1/sessions/',
       headers: { authorization: `Bearer ${seeded.reader.token}` },
-      connections,
-      duration,
+      connections: options.connections,
+      duration: options.duration,
       expectStatus: 200,
       expectBodyIncludes: '"status":"success"',
     });
@@ -135,16 +123,16 @@ async function main(): Promise<void> {
 
     let started = 0;
     for (let round = 1; round <= ROUNDS; round += 1) {
-      progress(`round ${round}/${ROUNDS}: GET /api/v1/sessions/ idle`);
+      progress(`test-runs beside, round ${round}/${ROUNDS}: GET /api/v1/sessions/ idle`);
       await measure('idle', 'GET /api/v1/sessions/, idle');
       progress(
-        `round ${round}/${ROUNDS}: GET /api/v1/sessions/ while ${availableParallelism()} test-runs spin (one per core)`,
+        `test-runs beside, round ${round}/${ROUNDS}: GET /api/v1/sessions/ while ${IN_FLIGHT} test-runs are admitted`,
       );
       const stop = new AbortController();
       const keeper = keepTestRunsBusy(app.origin, seeded.admin.token, testRunPath, stop.signal);
       // The load starts once the first runs are admitted (a failed keeper ends the bench).
       await Promise.race([sleep(500), keeper]);
-      await measure('beside', 'GET /api/v1/sessions/ + test-runs on every core');
+      await measure('beside', `GET /api/v1/sessions/ + ${IN_FLIGHT} test-runs`);
       stop.abort();
       started += await keeper;
       // The next idle round starts with no run left.
@@ -156,37 +144,31 @@ async function main(): Promise<void> {
         await sleep(200);
       }
     }
-    const idle = summarize(pooled.idle, usage.idle, false);
-    const beside = summarize(pooled.beside, usage.beside, false);
     const [{ timedOut }] = (await app.dataSource.query(
       'SELECT COUNT(*) AS "timedOut" FROM plugin_test_runs WHERE status = \'timed-out\'',
     )) as Array<{ timedOut: number | string }>;
-
-    const row = (result: LoadResult) => [
-      result.title,
-      result.requestsPerSecond.toFixed(0),
-      result.p50.toFixed(1),
-      result.p99.toFixed(1),
-      String(result.failures),
-    ];
-    console.log(
-      `\nOther users' GET while test-runs run — ${databaseUrl ? 'MySQL/MariaDB' : 'SQLite'}, ` +
-        `${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${availableParallelism()} cores, ` +
-        `${connections} connections, ${ROUNDS} rounds of ${duration} s each`,
-    );
-    console.log(table(['load', 'req/s', 'p50 ms', 'p99 ms', 'failures'], [row(idle), row(beside)]));
-    console.log(
-      `p99 beside / idle: ${(beside.p99 / idle.p99).toFixed(2)}; test-runs started: ${started} ` +
-        `(${String(timedOut)} timed-out at their ${CPU_SECONDS} s CPU limit)`,
-    );
-    if (idle.failures > 0 || beside.failures > 0) process.exitCode = 1;
+    return {
+      idle: summarize(pooled.idle, usage.idle, false),
+      beside: summarize(pooled.beside, usage.beside, false),
+      started,
+      timedOut: Number(timedOut),
+    };
   } finally {
     await app.close();
-    rmSync(workDir, { recursive: true, force: true });
   }
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
-});
+export function formatTestRunsBeside(report: TestRunsBesideReport): string {
+  const row = (result: LoadResult) => [
+    result.title,
+    result.requestsPerSecond.toFixed(0),
+    result.p50.toFixed(1),
+    result.p99.toFixed(1),
+    String(result.failures),
+  ];
+  return [
+    table(['load', 'req/s', 'p50 ms', 'p99 ms', 'failures'], [row(report.idle), row(report.beside)]),
+    `p99 beside / idle: ${(report.beside.p99 / report.idle.p99).toFixed(2)}; test-runs started: ${report.started} ` +
+      `(${report.timedOut} timed-out at their ${TEST_RUN_CPU_SECONDS} s CPU limit)`,
+  ].join('\n');
+}

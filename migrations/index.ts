@@ -19,6 +19,7 @@ import { CredentialGeneration1763700000000 } from './1763700000000-CredentialGen
 import { PluginVersionReads1763701000000 } from './1763701000000-PluginVersionReads';
 import { UserMailbox1763702000000 } from './1763702000000-UserMailbox';
 import { CreatePluginTestRuns1763703000000 } from './1763703000000-CreatePluginTestRuns';
+import { PluginTestRunSummary1763704000000 } from './1763704000000-PluginTestRunSummary';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -43,4 +44,5 @@ export const migrations = [
   PluginVersionReads1763701000000,
   UserMailbox1763702000000,
   CreatePluginTestRuns1763703000000,
+  PluginTestRunSummary1763704000000,
 ];

@@ -7,11 +7,14 @@ import { expectFail, fail } from './helpers/envelopes';
 import {
   benignPlugin,
   databaseUrlOf,
+  readThenApprove,
   type SignedInUser,
+  signedIn,
   signUpAs,
   upload,
   validFields,
 } from './helpers/marketplace';
+import { activate, register, setPasswordByOtp, STRONG_PASSWORD } from './helpers/accounts';
 import { bwrapLack, bwrapPath, describeNeeding } from './helpers/prerequisites';
 import { SmtpSink } from './helpers/smtp-sink';
 import { runSvcAdmin } from './helpers/svc-admin';
@@ -20,6 +23,9 @@ import { bootApp, createTestApp, type TestApp, TEST_JWT_SECRET } from './helpers
 jest.setTimeout(120_000);
 
 type Row = Record<string, unknown>;
+/** The events of a report flagged for the reviewer, of both lists, as the report itself shows them. */
+const flagged = (run: Row): number =>
+  [...(run.events as Row[]), ...(run.observed_events as Row[])].filter((event) => event.flagged).length;
 const dataOf = <T = Row>(response: { body: unknown }) => (response.body as { data: T }).data;
 
 const NO_BWRAP = '/nonexistent/bwrap';
@@ -56,6 +62,10 @@ async function appWithPlugins(
 
 const testRunPath = (id: number | string, version: string) =>
   `/api/v1/community-plugins/${id}/versions/${version}/test-run/`;
+/** The version's runs (`runsPath(id, v)`), or one of them (`runsPath(id, v, runId)`). */
+const runsPath = (id: number | string, version: string, runId?: number | string) =>
+  `/api/v1/community-plugins/${id}/versions/${version}/test-runs/${runId ?? ''}`;
+const diffPath = (id: number, version: string) => `/api/v1/community-plugins/${id}/versions/${version}/diff/`;
 
 describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', () => {
   const smtp = new SmtpSink();
@@ -104,6 +114,7 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
       {
         PLUGIN_TEST_RUN_BWRAP: bwrapPath(),
         PLUGIN_TEST_RUN_CPU_SECONDS: '1',
+        PLUGIN_TEST_RUN_CPU_PRIORITY: 'normal',
         // Above the CPU limit however busy the machine: the counter ends at its CPU limit.
         PLUGIN_TEST_RUN_WALL_SECONDS: '5',
         PLUGIN_TEST_RUN_QUEUE: '0',
@@ -141,6 +152,18 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
     // The reviewer's diff names it beside the findings.
     const diff = await as(boss).get(`/api/v1/community-plugins/${titles}/versions/1.0.0/diff/`).expect(200);
     expect(dataOf(diff).test_run).toEqual({ id, status: 'done', flagged_events: 0 });
+    expect(dataOf(diff).test_runs).toEqual([
+      {
+        id,
+        status: 'done',
+        flagged_events: 0,
+        requested_by_user_id: boss.id,
+        requested_by_username: 'boss',
+        created_at: run.created_at,
+        finished_at: run.finished_at,
+        limit: null,
+      },
+    ]);
     const audit = await as(boss).get('/api/v1/audit/?action=test_run').expect(200);
     expect(dataOf<{ entries: Row[] }>(audit).entries).toEqual([
       expect.objectContaining({
@@ -176,6 +199,8 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
   it('403 `Admin privileges required` for anyone but an admin, the uploader included', async () => {
     expectFail(await as(alice).post(testRunPath(titles, '1.0.0')), 403, 'Admin privileges required');
     expectFail(await as(alice).get(testRunPath(titles, '1.0.0')), 403, 'Admin privileges required');
+    expectFail(await as(alice).get(runsPath(titles, '1.0.0')), 403, 'Admin privileges required');
+    expectFail(await as(alice).get(runsPath(titles, '1.0.0', 1)), 403, 'Admin privileges required');
   });
 
   it('404 for an unknown plugin, an unknown version, and a version never run', async () => {
@@ -189,7 +214,302 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
     const neverRun = dataOf<{ id: number }>(other).id;
     expectFail(await as(boss).get(testRunPath(neverRun, '1.0.0')), 404, 'This version has no test-run');
     const diff = await as(boss).get(`/api/v1/community-plugins/${neverRun}/versions/1.0.0/diff/`).expect(200);
-    expect(dataOf(diff).test_run).toBeNull();
+    expect(dataOf(diff)).toMatchObject({ test_run: null, test_runs: [] });
+    expect(dataOf(await as(boss).get(runsPath(neverRun, '1.0.0')).expect(200))).toEqual({
+      total: 0,
+      limit: 50,
+      offset: 0,
+      runs: [],
+    });
+  });
+});
+
+const SELF_REVIEW = 'Admins cannot review their own plugins';
+const TEST_RUN_NOT_FOUND = 'Test-run not found';
+/** The members of a run in a list (the version's runs, the diff's `test_runs`): no report, no secret of the requester. */
+const SUMMARY_KEYS = [
+  'created_at',
+  'finished_at',
+  'flagged_events',
+  'id',
+  'limit',
+  'requested_by_user_id',
+  'requested_by_username',
+  'status',
+];
+
+describeNeeding(bwrapLack(), "who runs a version's test-runs and reads them (issue 41)", () => {
+  const smtp = new SmtpSink();
+  let t: TestApp;
+  /** alice uploads; aliceAdmin is an admin at `Alice+x@Example.com`, alice's mailbox; chief, an admin, uploads too. */
+  let alice: SignedInUser;
+  let aliceAdmin: SignedInUser;
+  let boss: SignedInUser;
+  let chief: SignedInUser;
+
+  const as = (user: SignedInUser) => ({
+    get: (path: string) => t.http().get(path).set('Authorization', `Bearer ${user.token}`),
+    post: (path: string) => t.http().post(path).set('Authorization', `Bearer ${user.token}`),
+  });
+
+  const uploadAs = async (user: SignedInUser, name: string): Promise<number> => {
+    const response = await upload(t, user.token, { fields: validFields(name), file: benignPlugin(name) });
+    expect(response.status).toBe(201);
+    return dataOf<{ id: number }>(response).id;
+  };
+
+  /** A run by `user`, once it ended (its end is awaited, not timed). */
+  const runAs = async (user: SignedInUser, plugin: number): Promise<Row> => {
+    const { id } = dataOf<{ id: number }>(await as(user).post(testRunPath(plugin, '1.0.0')).expect(202));
+    for (;;) {
+      const run = dataOf(
+        await as(boss)
+          .get(runsPath(plugin, '1.0.0', id))
+          .expect(200),
+      );
+      if (!['queued', 'running'].includes(String(run.status))) return run;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
+  const rowsOf = async (plugin: number): Promise<number> => {
+    const [row] = (await t.dataSource.query(
+      'SELECT COUNT(*) AS count FROM plugin_test_runs WHERE plugin_id = ?',
+      [plugin],
+    )) as Row[];
+    return Number(row.count);
+  };
+
+  beforeAll(async () => {
+    await smtp.start();
+    t = await createTestApp({
+      smtp,
+      env: {
+        SVC_ADMIN_EMAILS: 'boss@example.com,chief@example.com,alice+x@example.com',
+        PLUGIN_TEST_RUN_BWRAP: bwrapPath(),
+        PLUGIN_TEST_RUN_QUEUE: '1',
+      },
+    });
+    alice = await signUpAs(t, smtp, 'alice');
+    const tagged = { username: 'aliceAdmin', email: 'alice+x@example.com', password: STRONG_PASSWORD };
+    await register(t, { ...tagged, email: 'Alice+x@Example.com' });
+    await activate(t, smtp, tagged);
+    await setPasswordByOtp(t, smtp, tagged);
+    aliceAdmin = await signedIn(t, tagged);
+    boss = await signUpAs(t, smtp, 'boss');
+    chief = await signUpAs(t, smtp, 'chief');
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await smtp.stop();
+  });
+
+  it("403 `Admins cannot review their own plugins` to an admin at the uploader's mailbox, on the run and on each read; the 404s of the plugin and the version come first", async () => {
+    const plugin = await uploadAs(alice, 'Tagged uploader');
+    const run = await runAs(boss, plugin);
+    expectFail(await as(aliceAdmin).post(testRunPath(plugin, '1.0.0')), 403, SELF_REVIEW);
+    expectFail(await as(aliceAdmin).get(testRunPath(plugin, '1.0.0')), 403, SELF_REVIEW);
+    expectFail(await as(aliceAdmin).get(runsPath(plugin, '1.0.0')), 403, SELF_REVIEW);
+    expectFail(await as(aliceAdmin).get(runsPath(plugin, '1.0.0', Number(run.id))), 403, SELF_REVIEW);
+    // Who may read is asked before which run: a run id names nothing to the uploader.
+    expectFail(await as(aliceAdmin).get(runsPath(plugin, '1.0.0', 999_999)), 403, SELF_REVIEW);
+    for (const path of [testRunPath(999_999, '1.0.0'), testRunPath(plugin, '9.9.9')]) {
+      const message = path.includes('999999') ? 'Plugin not found' : 'Version not found';
+      expectFail(await as(aliceAdmin).post(path), 404, message);
+      expectFail(await as(aliceAdmin).get(path), 404, message);
+    }
+    expectFail(await as(aliceAdmin).get(runsPath(plugin, '9.9.9')), 404, 'Version not found');
+    expectFail(await as(aliceAdmin).get(runsPath(999_999, '1.0.0', Number(run.id))), 404, 'Plugin not found');
+    // The diff, which the uploader-admin may read, names none of the reviewers' runs to them.
+    expect(dataOf(await as(aliceAdmin).get(diffPath(plugin, '1.0.0')).expect(200))).toMatchObject({
+      test_run: null,
+      test_runs: [],
+    });
+    expect(dataOf(await as(boss).get(diffPath(plugin, '1.0.0')).expect(200))).toMatchObject({
+      test_run: { id: run.id },
+    });
+    // The refusals left no run behind: the reviewer's is the only one.
+    expect(await rowsOf(plugin)).toBe(1);
+    expect(dataOf<{ runs: Row[] }>(await as(boss).get(runsPath(plugin, '1.0.0')).expect(200)).runs).toEqual([
+      expect.objectContaining({ id: run.id, requested_by_user_id: boss.id }),
+    ]);
+  });
+
+  it('an admin who uploaded the plugin themself is refused likewise; another admin runs it', async () => {
+    const plugin = await uploadAs(chief, 'Chief uploader');
+    expectFail(await as(chief).post(testRunPath(plugin, '1.0.0')), 403, SELF_REVIEW);
+    expectFail(await as(chief).get(runsPath(plugin, '1.0.0')), 403, SELF_REVIEW);
+    const run = await runAs(boss, plugin);
+    expectFail(await as(chief).get(testRunPath(plugin, '1.0.0')), 403, SELF_REVIEW);
+    expectFail(await as(chief).get(runsPath(plugin, '1.0.0', Number(run.id))), 403, SELF_REVIEW);
+    expect(dataOf(await as(boss).get(testRunPath(plugin, '1.0.0')).expect(200))).toEqual(run);
+  });
+
+  it("the uploader-admin's POSTs fired together are all 403, whatever room the queue has, and make no row and no audit entry", async () => {
+    const plugin = await uploadAs(alice, 'Tagged together');
+    // More than every core and the queue's one place: were the refusal after admission, some would be 503.
+    const responses = await Promise.all(
+      Array.from({ length: availableParallelism() + 4 }, () =>
+        as(aliceAdmin).post(testRunPath(plugin, '1.0.0')),
+      ),
+    );
+    expect(responses.map((response) => [response.status, response.body])).toEqual(
+      responses.map(() => [403, fail(SELF_REVIEW)]),
+    );
+    expect(await rowsOf(plugin)).toBe(0);
+    const audit = await as(boss).get(`/api/v1/audit/?action=test_run&subject=plugin:${plugin}`).expect(200);
+    expect(dataOf<{ entries: Row[] }>(audit).entries).toEqual([]);
+    // The queue gave back nothing it did not lend: a reviewer's run is admitted at once.
+    await runAs(boss, plugin);
+  });
+
+  it("the diff names each reviewer's newest run: a second reviewer's run does not hide the first's", async () => {
+    const plugin = await uploadAs(alice, 'Two reviewers');
+    const first = await runAs(boss, plugin);
+    const second = await runAs(chief, plugin);
+    const mention = (run: Row) => ({ id: run.id, status: run.status, flagged_events: flagged(run) });
+    const summary = (run: Row, user: SignedInUser) => ({
+      ...mention(run),
+      requested_by_user_id: user.id,
+      requested_by_username: user.username,
+      created_at: run.created_at,
+      finished_at: run.finished_at,
+      limit: run.limit,
+    });
+    let diff = dataOf(await as(boss).get(diffPath(plugin, '1.0.0')).expect(200));
+    expect(diff.test_run).toEqual(mention(second));
+    expect(diff.test_runs).toEqual([summary(second, chief), summary(first, boss)]);
+    // boss runs it again: boss's newest replaces boss's older run, and chief's stays.
+    const third = await runAs(boss, plugin);
+    diff = dataOf(await as(chief).get(diffPath(plugin, '1.0.0')).expect(200));
+    expect(diff.test_run).toEqual(mention(third));
+    expect(diff.test_runs).toEqual([summary(third, boss), summary(second, chief)]);
+    for (const entry of diff.test_runs as Row[]) expect(Object.keys(entry).sort()).toEqual(SUMMARY_KEYS);
+  });
+
+  it("lists a version's runs newest first, in pages, each with its requester and summary; one run reads whole by its id", async () => {
+    const plugin = await uploadAs(alice, 'Listed');
+    const runs = [await runAs(boss, plugin), await runAs(chief, plugin), await runAs(boss, plugin)];
+    const requesters = [boss, chief, boss];
+    const page = dataOf<{ total: number; limit: number; offset: number; runs: Row[] }>(
+      await as(chief).get(runsPath(plugin, '1.0.0')).expect(200),
+    );
+    expect(page).toEqual({
+      total: 3,
+      limit: 50,
+      offset: 0,
+      runs: [2, 1, 0].map((index) => ({
+        id: runs[index].id,
+        status: runs[index].status,
+        flagged_events: flagged(runs[index]),
+        requested_by_user_id: requesters[index].id,
+        requested_by_username: requesters[index].username,
+        created_at: runs[index].created_at,
+        finished_at: runs[index].finished_at,
+        limit: runs[index].limit,
+      })),
+    });
+    for (const entry of page.runs) expect(Object.keys(entry).sort()).toEqual(SUMMARY_KEYS);
+    expect(
+      dataOf<{ runs: Row[] }>(
+        await as(chief)
+          .get(`${runsPath(plugin, '1.0.0')}?limit=1&offset=1`)
+          .expect(200),
+      ),
+    ).toEqual({ total: 3, limit: 1, offset: 1, runs: [page.runs[1]] });
+    expect(
+      (
+        await as(chief)
+          .get(`${runsPath(plugin, '1.0.0')}?limit=0&offset=-1`)
+          .expect(400)
+      ).body,
+    ).toEqual(
+      fail('Invalid query parameters', {
+        limit: 'must be an integer of at least 1',
+        offset: 'must be an integer of at least 0',
+      }),
+    );
+    // One run by its id, in the shape of the newest; the newest by its id is the newest.
+    for (const run of runs) {
+      expect(
+        dataOf(
+          await as(chief)
+            .get(runsPath(plugin, '1.0.0', Number(run.id)))
+            .expect(200),
+        ),
+      ).toEqual(run);
+    }
+    expect(dataOf(await as(chief).get(testRunPath(plugin, '1.0.0')).expect(200))).toEqual(runs[2]);
+  });
+
+  it('404 `Test-run not found` for a run id of another version or plugin, of none, or spelled otherwise', async () => {
+    const plugin = await uploadAs(alice, 'Not found runs');
+    const other = await uploadAs(alice, 'Other plugin');
+    const own = Number((await runAs(boss, plugin)).id);
+    const elsewhere = Number((await runAs(boss, other)).id);
+    await readThenApprove(t, boss.token, plugin).expect(200);
+    await as(alice)
+      .post(`/api/v1/community-plugins/${plugin}/versions/`)
+      .field('version', '2.0.0')
+      .attach('plugin_file', benignPlugin('Not found runs, 2'), {
+        filename: 'plugin.py',
+        contentType: 'text/x-python',
+      })
+      .expect(201);
+    for (const runId of [elsewhere, 999_999, `0${own}`, '007', 'abc']) {
+      expect([runId, (await as(boss).get(runsPath(plugin, '1.0.0', runId))).body]).toEqual([
+        runId,
+        fail(TEST_RUN_NOT_FOUND),
+      ]);
+    }
+    // Its own version's run, asked of another version of the plugin.
+    expectFail(await as(boss).get(runsPath(plugin, '2.0.0', own)), 404, TEST_RUN_NOT_FOUND);
+    expect(dataOf(await as(boss).get(runsPath(plugin, '2.0.0')).expect(200))).toMatchObject({
+      total: 0,
+      runs: [],
+    });
+  });
+});
+
+describeNeeding(bwrapLack(), 'PLUGIN_SELF_REVIEW=allowed (issue 41)', () => {
+  const smtp = new SmtpSink();
+  let t: TestApp;
+
+  beforeAll(() => smtp.start());
+  afterAll(async () => {
+    await t?.close();
+    await smtp.stop();
+  });
+
+  it('lets a lone admin run their own upload and read its runs, as it lets them approve it', async () => {
+    t = await createTestApp({
+      smtp,
+      env: {
+        SVC_ADMIN_EMAILS: 'solo@example.com',
+        PLUGIN_SELF_REVIEW: 'allowed',
+        PLUGIN_TEST_RUN_BWRAP: bwrapPath(),
+      },
+    });
+    const solo = await signUpAs(t, smtp, 'solo');
+    const uploaded = await upload(t, solo.token, { fields: validFields('Solo'), file: benignPlugin('Solo') });
+    const plugin = dataOf<{ id: number }>(uploaded).id;
+    const call = (method: 'get' | 'post', path: string) =>
+      t.http()[method](path).set('Authorization', `Bearer ${solo.token}`);
+    const { id } = dataOf<{ id: number }>(await call('post', testRunPath(plugin, '1.0.0')).expect(202));
+    expect(dataOf(await call('get', testRunPath(plugin, '1.0.0')).expect(200)).id).toBe(id);
+    expect(dataOf(await call('get', runsPath(plugin, '1.0.0', id)).expect(200)).id).toBe(id);
+    expect(dataOf<{ runs: Row[] }>(await call('get', runsPath(plugin, '1.0.0')).expect(200)).runs).toEqual([
+      expect.objectContaining({ id, requested_by_user_id: solo.id, requested_by_username: 'solo' }),
+    ]);
+    expect(dataOf(await call('get', diffPath(plugin, '1.0.0')).expect(200)).test_runs).toEqual([
+      expect.objectContaining({ id, requested_by_user_id: solo.id }),
+    ]);
+    for (;;) {
+      const run = dataOf(await call('get', testRunPath(plugin, '1.0.0')).expect(200));
+      if (!['queued', 'running'].includes(String(run.status))) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   });
 });
 
@@ -228,6 +548,53 @@ describe('test-runs where bubblewrap cannot run', () => {
       .set('Authorization', `Bearer ${boss.token}`)
       .expect(200);
   });
+
+  it('a run whose report a server without the summary columns wrote is summarised from its report', async () => {
+    const event = (flagged: boolean) => ({ event: 'open', args: ["'x'"], flagged });
+    const createdAt = new Date();
+    const { id } = await t.dataSource.getRepository(PluginTestRun).save({
+      pluginId: plugin,
+      version: '1.0.0',
+      sha256: '0'.repeat(64),
+      status: 'timed-out',
+      requestedByUserId: boss.id,
+      report: JSON.stringify({
+        limit: 'cpu',
+        duration_ms: 1000,
+        peak_memory_bytes: null,
+        stdout: '',
+        stderr: '',
+        exception: null,
+        return_value: null,
+        events: [event(true), event(false), event(true)],
+        events_dropped: 0,
+        observed_events: [event(true)],
+        observed_events_dropped: 0,
+      }),
+      flaggedEvents: null,
+      endedByLimit: null,
+      createdAt,
+      finishedAt: createdAt,
+    });
+    const get = (path: string) => t.http().get(path).set('Authorization', `Bearer ${boss.token}`).expect(200);
+    const summary = {
+      id,
+      status: 'timed-out',
+      flagged_events: 3,
+      requested_by_user_id: boss.id,
+      requested_by_username: 'boss',
+      created_at: createdAt.toISOString(),
+      finished_at: createdAt.toISOString(),
+      limit: 'cpu',
+    };
+    expect(dataOf<{ runs: Row[] }>(await get(runsPath(plugin, '1.0.0'))).runs).toEqual([summary]);
+    const diff = dataOf(await get(diffPath(plugin, '1.0.0')));
+    expect(diff).toMatchObject({
+      test_run: { id, status: 'timed-out', flagged_events: 3 },
+      test_runs: [summary],
+    });
+    expect(flagged(dataOf(await get(runsPath(plugin, '1.0.0', id))))).toBe(3);
+  });
 });
 
 describe('svc-admin plugins test-run <file>', () => {
@@ -254,8 +621,12 @@ describe('svc-admin plugins test-run <file>', () => {
       );
       const result = await svcAdmin(['plugins', 'test-run', file], { PLUGIN_TEST_RUN_BWRAP: bwrapPath() });
       expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
-      const report = JSON.parse(result.stdout) as { status: string; events: Row[] };
-      expect(report.status).toBe('done');
+      const report = JSON.parse(result.stdout) as { status: string; limit: string; events: Row[] };
+      // One process per run: the spawn is refused, and the run ends there.
+      expect({ status: report.status, limit: report.limit }).toEqual({
+        status: 'failed',
+        limit: 'processes',
+      });
       expect(report.events).toContainEqual({
         event: 'subprocess.Popen',
         args: ["'sh'", `['sh', '-c', 'touch ${touched}']`, 'None', 'None'],

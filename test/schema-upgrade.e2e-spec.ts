@@ -203,6 +203,7 @@ describe('schema upgrade at start-up', () => {
       'CatalogueSearchRuns1763699400000',
       'PluginVersionReads1763701000000',
       'CreatePluginTestRuns1763703000000',
+      'PluginTestRunSummary1763704000000',
     ]) {
       await t.dataSource.query('DELETE FROM migrations WHERE name = ?', [migration]);
     }

@@ -25,6 +25,7 @@ process.env.SVC_CORPUS_CANARY = CANARY;
 
 const settings: JailSettings = {
   bwrapPath: process.env.PLUGIN_TEST_RUN_BWRAP ?? '/usr/bin/bwrap',
+  stracePath: process.env.PLUGIN_TEST_RUN_STRACE ?? '/usr/bin/strace',
   pythonPath: '/usr/bin/python3',
   limits: {
     cpuSeconds: 5,
@@ -32,6 +33,7 @@ const settings: JailSettings = {
     addressSpaceBytes: 512 << 20,
     fileSizeBytes: 16 << 20,
     processes: 16,
+    cpuPriority: 'normal',
   },
   maxEvents: 2000,
   maxOutputBytes: 64 * 1024,
@@ -82,6 +84,8 @@ async function main(): Promise<void> {
   const effects: string[] = [];
   const flaggedRuns: string[] = [];
   const importStops: string[] = [];
+  /** Flagged by the plugin's own testimony only: what the kernel does not see (introspection). */
+  const testimonyOnly: string[] = [];
   let total = 0;
   const started = Date.now();
   for (const file of dirs.flatMap(plugins)) {
@@ -89,8 +93,15 @@ async function main(): Promise<void> {
     const report = await runPlugin(readFileSync(file), settings);
     const key = report.limit ? `${report.status} (${report.limit})` : report.status;
     statuses.set(key, (statuses.get(key) ?? 0) + 1);
-    const flagged = [...new Set(report.events.filter((event) => event.flagged).map((event) => event.event))];
-    if (flagged.length > 0) flaggedRuns.push(`${file}: ${flagged.join(', ')}`);
+    const names = (events: typeof report.events) => [
+      ...new Set(events.filter((event) => event.flagged).map((event) => event.event)),
+    ];
+    const seen = names(report.observed_events);
+    const said = names(report.events);
+    if (seen.length > 0 || said.length > 0) {
+      flaggedRuns.push(`${file}: seen ${seen.join(', ') || '-'}; testimony ${said.join(', ') || '-'}`);
+    }
+    if (seen.length === 0 && said.length > 0) testimonyOnly.push(file);
     const stop = /\b(ModuleNotFoundError|ImportError): .*/.exec(report.exception ?? '');
     if (stop) importStops.push(`${file}: ${stop[0]}`);
     if (JSON.stringify(report).includes(CANARY)) effects.push(`${file}: the canary is in its report`);
@@ -104,7 +115,8 @@ async function main(): Promise<void> {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   process.stdout.write(
     `${total} plugins run in ${seconds} s; ${total - importStops.length} ran past their imports, ` +
-      `${importStops.length} stopped at one; ${flaggedRuns.length} with flagged events\n`,
+      `${importStops.length} stopped at one; ${flaggedRuns.length} with flagged events, ` +
+      `${testimonyOnly.length} of them flagged by the testimony alone\n`,
   );
   for (const [status, count] of [...statuses].sort()) process.stdout.write(`  ${status}: ${count}\n`);
   for (const run of flaggedRuns) process.stdout.write(`FLAGGED ${run}\n`);

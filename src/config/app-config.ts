@@ -128,12 +128,14 @@ export interface AppConfig {
 
 export interface PluginTestRunConfig {
   bwrapPath: string;
+  stracePath: string;
   pythonPath: string;
   cpuSeconds: number;
   wallSeconds: number;
   addressSpaceBytes: number;
   fileSizeBytes: number;
   processes: number;
+  cpuPriority: 'idle' | 'normal';
   /** Runs waiting for a free core; past it a run is refused with 503. */
   queueLength: number;
 }
@@ -230,6 +232,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
     corsOrigins: read(() => corsOrigins(env)),
     pluginTestRun: {
       bwrapPath: value(env, 'PLUGIN_TEST_RUN_BWRAP') ?? '/usr/bin/bwrap',
+      stracePath: value(env, 'PLUGIN_TEST_RUN_STRACE') ?? '/usr/bin/strace',
       pythonPath: value(env, 'PLUGIN_TEST_RUN_PYTHON') ?? '/usr/bin/python3',
       cpuSeconds: read(() => integer(env, 'PLUGIN_TEST_RUN_CPU_SECONDS', 10, 1, 3600)),
       wallSeconds: read(() => integer(env, 'PLUGIN_TEST_RUN_WALL_SECONDS', 30, 1, 3600)),
@@ -240,6 +243,9 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
         integer(env, 'PLUGIN_TEST_RUN_FILE_SIZE_BYTES', 16 * 1024 * 1024, 4096, 4 * 1024 ** 3),
       ),
       processes: read(() => integer(env, 'PLUGIN_TEST_RUN_PROCESSES', 16, 2, 4096)),
+      cpuPriority: read(() =>
+        oneOf(env, 'PLUGIN_TEST_RUN_CPU_PRIORITY', 'idle', ['idle', 'normal'] as const),
+      ),
       queueLength: read(() => integer(env, 'PLUGIN_TEST_RUN_QUEUE', 8, 0, 1000)),
     },
   };

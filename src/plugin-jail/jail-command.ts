@@ -1,9 +1,16 @@
 import { lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
+import { TRACED_CALLS } from './trace-observer';
 import type { JailSettings } from './types';
 
 /** The runner and the self-check, beside this module (the build copies them next to the compiled file). */
 export const PYTHON_DIR = path.join(__dirname, 'python');
+/**
+ * The tracer's output: strace's stderr. The launcher moves the jail's own stderr (the last
+ * descriptor, jailStderrFdOf) over it before bwrap starts, so nothing in the jail holds the
+ * tracer's pipe.
+ */
+export const TRACE_FD = 2;
 /** The descriptor the runner writes its report to (it moves it to a random number before the plugin runs). */
 export const CHANNEL_FD = 3;
 /** The descriptor bwrap reads the plugin's bytes from: the jail sees exactly the bytes the caller checked. */
@@ -29,6 +36,14 @@ export function companionsOf(script: string): { name: string; fd: number }[] {
   return (COMPANIONS[script] ?? []).map((name, index) => ({ name, fd: COMPANION_FD + index }));
 }
 
+/** After the companions: the process filter bwrap reads (`--seccomp`), then the jail's stderr, the last one kept. */
+export function filterFdOf(script: string): number {
+  return COMPANION_FD + companionsOf(script).length;
+}
+export function jailStderrFdOf(script: string): number {
+  return filterFdOf(script) + 1;
+}
+
 /** The top-level names that are symlinks into /usr on a merged-/usr system, or directories on others. */
 const ROOT_LINKS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
@@ -49,20 +64,61 @@ function rootLinks(): string[] {
 }
 
 /**
- * bwrap's command line: every namespace new (user, PID, network, IPC, UTS, cgroup), nothing
- * of the host but /usr read-only (the interpreter and its standard library), an empty tmpfs as
- * the working directory and as /tmp, no /etc, a clean environment, the jail's user not root.
- * `script` is the name of a file of PYTHON_DIR, whose bytes come in on SCRIPT_FD; the plugin,
- * when there is one, comes in on PLUGIN_FD.
+ * Run by the host's interpreter, traced, before bwrap: the jail's stderr onto fd 2 (off the
+ * tracer's pipe), every descriptor from there up closed (a server started under `exec 40>>file`
+ * would hand fd 40 down otherwise: neither strace nor bwrap closes what it inherits), then bwrap.
  */
-export function jailArguments(
+const LAUNCHER = [
+  'import os, sys',
+  'stderr = int(sys.argv[1])',
+  'os.dup2(stderr, 2)',
+  'os.closerange(stderr, os.sysconf("SC_OPEN_MAX"))',
+  'os.execv(sys.argv[2], sys.argv[2:])',
+].join('\n');
+
+/**
+ * strace around the whole jail, from outside its PID namespace (trace-observer.ts reads it):
+ * every process and thread (`-f`), only the calls it judges (stopped in the kernel's filter,
+ * `--seccomp-bpf`, so the others cost nothing), descriptors with their paths (`-y`), strings
+ * escaped (`-x`), to its stderr. As root it starts the jail as `nobody`.
+ */
+export function tracerArguments(asRoot: boolean): string[] {
+  return [
+    '-f',
+    '-q',
+    '-y',
+    '-x',
+    '-s',
+    '96',
+    '--seccomp-bpf',
+    '-e',
+    `trace=${TRACED_CALLS.join(',')}`,
+    ...(asRoot ? ['-u', 'nobody'] : []),
+  ];
+}
+
+/** util-linux's chrt (essential on Debian): starts the tracer at the idle CPU priority. */
+export const CHRT = '/usr/bin/chrt';
+
+/**
+ * The whole command: strace (under chrt at the idle priority), which runs the launcher, which
+ * runs bwrap with the script. bwrap's
+ * part: every namespace new (user, PID, network, IPC, UTS, cgroup), the interpreter as PID 1 (no
+ * other process in the namespace to reach), the process filter (process-filter.ts), nothing of
+ * the host but /usr read-only (the interpreter and its standard library), an empty sized tmpfs
+ * as the working directory and as /tmp, the root and /dev read-only, no /etc, a clean
+ * environment, the jail's user not root. `script` is the name of a file of PYTHON_DIR, whose
+ * bytes come in on SCRIPT_FD; the plugin, when there is one, comes in on PLUGIN_FD.
+ */
+export function jailCommand(
   settings: JailSettings,
   script: string,
   scriptArgs: string[],
   withPlugin: boolean,
-): string[] {
+  asRoot: boolean,
+): { file: string; args: string[] } {
   const size = String(settings.limits.fileSizeBytes);
-  return [
+  const bwrap = [
     '--unshare-all',
     '--unshare-user',
     '--disable-userns',
@@ -70,6 +126,7 @@ export function jailArguments(
     '65534',
     '--gid',
     '65534',
+    '--as-pid-1',
     '--hostname',
     'jail',
     '--die-with-parent',
@@ -113,6 +170,14 @@ export function jailArguments(
       `/runner/${name}`,
     ]),
     ...(withPlugin ? ['--perms', '0444', '--ro-bind-data', String(PLUGIN_FD), '/plugin/plugin.py'] : []),
+    // The root (where /runner and /plugin are made) and /dev (with /dev/shm) are tmpfs without a
+    // size: read-only, only /work and /tmp, sized, take writes.
+    '--remount-ro',
+    '/dev',
+    '--remount-ro',
+    '/',
+    '--seccomp',
+    String(filterFdOf(script)),
     '--chdir',
     '/work',
     '--',
@@ -124,4 +189,20 @@ export function jailArguments(
     `/runner/${script}`,
     ...scriptArgs,
   ];
+  const traced = [
+    settings.stracePath,
+    ...tracerArguments(asRoot),
+    settings.pythonPath,
+    '-I',
+    '-S',
+    '-c',
+    LAUNCHER,
+    String(jailStderrFdOf(script)),
+    settings.bwrapPath,
+    ...bwrap,
+  ];
+  // SCHED_IDLE for the tracer and all it starts: a run, and the tracing it costs, take only
+  // the CPU the API leaves.
+  if (settings.limits.cpuPriority === 'idle') return { file: CHRT, args: ['--idle', '0', ...traced] };
+  return { file: traced[0], args: traced.slice(1) };
 }

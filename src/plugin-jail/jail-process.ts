@@ -2,15 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { companionsOf, jailArguments, PYTHON_DIR } from './jail-command';
+import { companionsOf, filterFdOf, jailCommand, jailStderrFdOf, PYTHON_DIR } from './jail-command';
+import { processFilter } from './process-filter';
 import type { JailSettings } from './types';
-
-/**
- * Whom bwrap runs as when the server is root: `nobody`. The jail maps its user to the one that
- * started it, and the kernel exempts root from the process limit (RLIMIT_NPROC), so a jail
- * started by root could fork without bound.
- */
-const UNPRIVILEGED = { uid: 65534, gid: 65534 };
 
 /** Bytes kept of a stream, however much more comes (the rest is read and counted, so the writer never blocks). */
 export class BoundedText {
@@ -39,13 +33,62 @@ export class BoundedText {
   }
 }
 
+/**
+ * A stream read as lines, bounded: at most `maxBytes` in all and `maxLine` a line (a plugin
+ * can write gigabytes without a newline). Past either, `overflow` is called once and the rest
+ * is read and dropped, so the writer never blocks.
+ */
+export function boundedLines(
+  stream: Readable,
+  bounds: { maxBytes: number; maxLine: number },
+  line: (text: string) => void,
+  overflow: () => void,
+): Promise<void> {
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let total = 0;
+  let over = false;
+  const stop = () => {
+    if (over) return;
+    over = true;
+    pending = [];
+    overflow();
+  };
+  stream.on('data', (chunk: Buffer) => {
+    if (over) return;
+    total += chunk.length;
+    if (total > bounds.maxBytes) return stop();
+    let from = 0;
+    for (let newline = chunk.indexOf(10); newline >= 0; newline = chunk.indexOf(10, from)) {
+      pending.push(chunk.subarray(from, newline));
+      line(Buffer.concat(pending).toString('utf8'));
+      pending = [];
+      pendingBytes = 0;
+      from = newline + 1;
+      if (over) return;
+    }
+    pendingBytes += chunk.length - from;
+    if (pendingBytes > bounds.maxLine) return stop();
+    if (from < chunk.length) pending.push(chunk.subarray(from));
+  });
+  return new Promise((resolve) => {
+    stream.once('close', resolve);
+    stream.once('end', resolve);
+    stream.once('error', () => resolve());
+  });
+}
+
 export interface JailProcess {
   child: ChildProcess;
   stdout: BoundedText;
   stderr: BoundedText;
   /** Fd 3 inside: the runner's report channel. */
   channel: Readable;
-  /** Resolves when every process of the jail is gone: the exit code or signal of bwrap, and whether the wall clock ended it. */
+  /** The tracer's lines: strace's view of every process of the jail (trace-observer.ts). */
+  trace: Readable;
+  /** Ends every process of the jail now (the wall clock does the same). */
+  kill: () => void;
+  /** Resolves when the tracer and every process of the jail are gone: strace's exit code or signal, and whether the wall clock ended it. */
   ended: Promise<{ code: number | null; signal: NodeJS.Signals | null; wallKilled: boolean }>;
 }
 
@@ -54,38 +97,43 @@ export interface JailStart {
   scriptArgs: string[];
   stdin: string;
   plugin?: Buffer;
-  /** bwrap's own environment; the jail's is cleared whatever it holds. */
+  /** The tracer's own environment; the jail's is cleared whatever it holds. */
   env?: NodeJS.ProcessEnv;
   wallMs: number;
 }
 
+const writeAll = (pipe: Writable, bytes: Buffer | string) => {
+  pipe.on('error', () => undefined);
+  pipe.end(bytes);
+};
+
 /**
- * bwrap started in a process group of its own, so the wall-clock limit kills it whatever the
- * plugin does (--die-with-parent and the PID namespace then take every process inside).
- * Rejects when bwrap cannot be started at all.
+ * The tracer, and in it the jail, started in a process group of their own, so the wall-clock
+ * limit kills them whatever the plugin does (--die-with-parent then takes the jail's processes
+ * with bwrap). Rejects when the tracer cannot be started at all, or there is no process filter
+ * for this machine.
  */
 export function startJail(settings: JailSettings, start: JailStart): Promise<JailProcess> {
-  const args = jailArguments(settings, start.script, start.scriptArgs, start.plugin !== undefined);
+  const filter = processFilter();
+  if (filter === null)
+    return Promise.reject(Object.assign(new Error('no process filter'), { code: 'EARCH' }));
+  const asRoot = process.getuid?.() === 0;
+  const command = jailCommand(settings, start.script, start.scriptArgs, start.plugin !== undefined, asRoot);
   const script = readFileSync(path.join(PYTHON_DIR, start.script));
   const companions = companionsOf(start.script).map(({ name, fd }) => ({
     fd,
     bytes: readFileSync(path.join(PYTHON_DIR, name)),
   }));
-  const child = spawn(settings.bwrapPath, args, {
-    stdio: [
-      'pipe',
-      'pipe',
-      'pipe',
-      'pipe',
-      start.plugin !== undefined ? 'pipe' : 'ignore',
-      'pipe',
-      ...companions.map(() => 'pipe' as const),
-    ],
+  const filterFd = filterFdOf(start.script);
+  const jailStderrFd = jailStderrFdOf(start.script);
+  const stdio: Array<'pipe' | 'ignore'> = Array.from({ length: jailStderrFd + 1 }, () => 'pipe');
+  if (start.plugin === undefined) stdio[4] = 'ignore';
+  const child = spawn(command.file, command.args, {
+    stdio,
     detached: true,
     // bwrap changes to /work inside; outside it needs no directory of the server's.
     cwd: '/',
     env: start.env ?? {},
-    ...(process.getuid?.() === 0 ? UNPRIVILEGED : {}),
   });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
@@ -93,13 +141,16 @@ export function startJail(settings: JailSettings, start: JailStart): Promise<Jai
       child.removeListener('error', reject);
       child.on('error', () => undefined);
       let wallKilled = false;
-      const timer = setTimeout(() => {
-        wallKilled = true;
+      const kill = () => {
         try {
           process.kill(-child.pid!, 'SIGKILL');
         } catch {
           // Already gone.
         }
+      };
+      const timer = setTimeout(() => {
+        wallKilled = true;
+        kill();
       }, start.wallMs);
       const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; wallKilled: boolean }>(
         (done) => {
@@ -109,27 +160,19 @@ export function startJail(settings: JailSettings, start: JailStart): Promise<Jai
           });
         },
       );
-      const stdin = child.stdin!;
-      stdin.on('error', () => undefined);
-      stdin.end(start.stdin);
-      const scriptPipe = (child.stdio as unknown as Writable[])[5];
-      scriptPipe.on('error', () => undefined);
-      scriptPipe.end(script);
-      for (const companion of companions) {
-        const pipe = (child.stdio as unknown as Writable[])[companion.fd];
-        pipe.on('error', () => undefined);
-        pipe.end(companion.bytes);
-      }
-      if (start.plugin !== undefined) {
-        const pluginPipe = child.stdio[4] as Writable;
-        pluginPipe.on('error', () => undefined);
-        pluginPipe.end(start.plugin);
-      }
+      const pipes = child.stdio as unknown as Array<Writable & Readable>;
+      writeAll(child.stdin!, start.stdin);
+      writeAll(pipes[5], script);
+      for (const companion of companions) writeAll(pipes[companion.fd], companion.bytes);
+      if (start.plugin !== undefined) writeAll(pipes[4], start.plugin);
+      writeAll(pipes[filterFd], filter);
       resolve({
         child,
         stdout: new BoundedText(child.stdout!, settings.maxOutputBytes),
-        stderr: new BoundedText(child.stderr!, settings.maxOutputBytes),
-        channel: child.stdio[3] as Readable,
+        stderr: new BoundedText(pipes[jailStderrFd], settings.maxOutputBytes),
+        channel: pipes[3],
+        trace: pipes[2],
+        kill,
         ended,
       });
     });

@@ -8,6 +8,7 @@ import { checkJail, type JailSettings, runPlugin, type TestRunEvent } from './in
 
 const settings = (limits: Partial<JailSettings['limits']> = {}): JailSettings => ({
   bwrapPath: bwrapPath(),
+  stracePath: '/usr/bin/strace',
   pythonPath: '/usr/bin/python3',
   limits: {
     cpuSeconds: 5,
@@ -15,6 +16,8 @@ const settings = (limits: Partial<JailSettings['limits']> = {}): JailSettings =>
     addressSpaceBytes: 512 * 1024 * 1024,
     fileSizeBytes: 16 * 1024 * 1024,
     processes: 16,
+    // The CPU limits below are reached before the wall limits on a busy machine too.
+    cpuPriority: 'normal',
     ...limits,
   },
   maxEvents: 500,
@@ -103,9 +106,10 @@ ATTEMPTS = [
     lambda: open(${JSON.stringify(marker)}, "w").write("escaped"),
     lambda: open(${JSON.stringify(pth)}, "a").write("import os\\n"),
     lambda: socket.create_connection(("127.0.0.1", ${port}), timeout=2),
-    lambda: subprocess.run(["sh", "-c", "touch ${touched}"]),
     lambda: exec("print('canary-' + 'printed')"),
     lambda: open("/etc/passwd").read(),
+    # The run ends here: one process per run.
+    lambda: subprocess.run(["sh", "-c", "touch ${touched}"]),
 ]
 
 def run(PluginInfo):
@@ -117,12 +121,21 @@ def run(PluginInfo):
 `),
       settings(),
     );
-    expect(report.status).toBe('done');
+    expect(report).toMatchObject({ status: 'failed', limit: 'processes' });
     expect(existsSync(marker)).toBe(false);
     expect(existsSync(touched)).toBe(false);
     expect(existsSync(pth)).toBe(false);
     expect(connections).toBe(0);
     expect(report.stdout).toContain('canary-printed\n');
+    // Seen from outside: each open where it landed, the connect, the refused process.
+    const observed = report.observed_events;
+    expect(flaggedNamed(observed, 'kernel.openat').map((event) => event.args[0])).toEqual([
+      marker,
+      pth,
+      '/etc/passwd',
+    ]);
+    expect(flaggedNamed(observed, 'kernel.connect')[0]?.args[1]).toContain(`sin_port=htons(${port})`);
+    expect(flaggedNamed(observed, 'kernel.denied').map((event) => event.args[0])).toEqual(['vfork']);
     const events = report.events;
     expect(flaggedNamed(events, 'open').map((event) => event.args[0])).toEqual([
       JSON.stringify(marker).replace(/"/g, "'"),
@@ -205,10 +218,13 @@ def run(PluginInfo):
 `),
       settings(),
     );
-    expect(report).toMatchObject({ status: 'done', exception: null });
+    expect(report).toMatchObject({ status: 'failed', limit: 'processes' });
     expect(existsSync(marker)).toBe(false);
     expect(existsSync(touched)).toBe(false);
     expect(connections).toBe(before);
+    expect(flaggedNamed(report.observed_events, 'kernel.denied').map((event) => event.args[0])).toEqual([
+      'vfork',
+    ]);
     const events = report.events;
     expect(events).toContainEqual({
       event: 'import',

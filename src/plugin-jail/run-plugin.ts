@@ -1,21 +1,27 @@
 import { randomBytes } from 'node:crypto';
-import { createInterface } from 'node:readline';
-import { startJail } from './jail-process';
+import { boundedLines, startJail } from './jail-process';
+import { testimonyMissing } from './testimony';
+import { type Observation, TraceObserver } from './trace-observer';
 import type { JailSettings, TestRunEvent, TestRunLimit, TestRunReport } from './types';
 
-/** Bytes read of the report channel at most: the events are bounded inside, this bounds a runner gone wrong. */
+/** Bytes read of the report channel at most, and of one line of it: the runner bounds its own lines far below. */
 const MAX_CHANNEL_BYTES = 8 * 1024 * 1024;
+const MAX_CHANNEL_LINE = 256 * 1024;
+/**
+ * Bytes read of the trace at most, and of one line (strace cuts each string at 96 characters):
+ * an ordinary run writes some hundred kilobytes; the server reads the trace on its event loop.
+ */
+const MAX_TRACE_BYTES = 16 * 1024 * 1024;
+const MAX_TRACE_LINE = 256 * 1024;
 const MAX_LINE_SHOWN = 200;
-const LIMITS: ReadonlySet<string> = new Set<TestRunLimit>([
+const NOT_STARTED = 'The tracer did not see the plugin start';
+/** Limits the runner may name (its testimony, which can only fail a run, never pass it). */
+const RUNNER_LIMITS: ReadonlySet<string> = new Set<TestRunLimit>([
   'cpu',
-  'wall',
   'address-space',
   'file-size',
   'processes',
-  'output',
 ]);
-/** bwrap exits 128 + the signal that killed the runner; SIGXCPU (24) or SIGKILL (9) past the hard CPU limit. */
-const CPU_EXIT_CODES = new Set([128 + 24, 128 + 9]);
 
 interface RunnerResult {
   limit: string | null;
@@ -26,17 +32,22 @@ interface RunnerResult {
 }
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+const shown = (line: string) =>
+  JSON.stringify(line.length > MAX_LINE_SHOWN ? `${line.slice(0, MAX_LINE_SHOWN)}...` : line);
 
 /** A line the runner did not write (the plugin shares its process): kept as a flagged event. */
 const forged = (line: string): TestRunEvent => ({
   event: 'runner.forged-line',
-  args: [JSON.stringify(line.length > MAX_LINE_SHOWN ? `${line.slice(0, MAX_LINE_SHOWN)}...` : line)],
+  args: [shown(line)],
   flagged: true,
 });
 
 /**
- * Runs one plugin's bytes in the jail and makes its report. Rejects only when bwrap cannot be
- * started; whatever the plugin does ends in a report.
+ * Runs one plugin's bytes in the jail and makes its report. Rejects only when the jail cannot be
+ * started; whatever the plugin does ends in a report. The report's facts (observed_events, the
+ * status, the limit) come from outside the plugin's process: the tracer's view and the exit
+ * the kernel gave. The runner's channel is testimony: it adds context and can fail a run, never
+ * make one `done`.
  */
 export async function runPlugin(source: Buffer, settings: JailSettings): Promise<TestRunReport> {
   const token = randomBytes(24).toString('hex');
@@ -58,27 +69,37 @@ export async function runPlugin(source: Buffer, settings: JailSettings): Promise
     plugin: source,
     wallMs: limits.wallSeconds * 1000,
   });
+  let outputLimit = false;
+  const overflow = () => {
+    outputLimit = true;
+    jail.kill();
+  };
+  const observer = new TraceObserver(settings.maxEvents, jail.kill);
+  const traced = boundedLines(
+    jail.trace,
+    { maxBytes: MAX_TRACE_BYTES, maxLine: MAX_TRACE_LINE },
+    (line) => observer.line(line),
+    overflow,
+  );
   const events: TestRunEvent[] = [];
   let result: RunnerResult | null = null;
-  let channelBytes = 0;
-  const lines = createInterface({ input: jail.channel, crlfDelay: Infinity });
-  const read = new Promise<void>((resolve) => {
-    lines.on('line', (line) => {
-      channelBytes += line.length + 1;
-      if (channelBytes > MAX_CHANNEL_BYTES || result !== null) return;
+  const testimony = boundedLines(
+    jail.channel,
+    { maxBytes: MAX_CHANNEL_BYTES, maxLine: MAX_CHANNEL_LINE },
+    (line) => {
+      if (result !== null) return;
       const space = line.indexOf(' ');
-      if (line.slice(0, space) !== token) {
+      let message: Record<string, unknown> | null = null;
+      if (space > 0 && line.slice(0, space) === token) {
+        try {
+          message = JSON.parse(line.slice(space + 1)) as Record<string, unknown>;
+        } catch {
+          message = null;
+        }
+      }
+      if (message === null) {
         if (events.length < 2 * settings.maxEvents) events.push(forged(line));
-        return;
-      }
-      let message: Record<string, unknown>;
-      try {
-        message = JSON.parse(line.slice(space + 1)) as Record<string, unknown>;
-      } catch {
-        events.push(forged(line));
-        return;
-      }
-      if (message.kind === 'event') {
+      } else if (message.kind === 'event') {
         events.push({
           event: String(message.event),
           args: Array.isArray(message.args) ? message.args.map(String) : [],
@@ -93,25 +114,23 @@ export async function runPlugin(source: Buffer, settings: JailSettings): Promise
           events_dropped: Number(message.events_dropped) || 0,
         };
       }
-    });
-    lines.once('close', resolve);
-  });
-  const [ended] = await Promise.all([jail.ended, read]);
+    },
+    overflow,
+  );
+  const [ended] = await Promise.all([jail.ended, traced, testimony]);
   const duration_ms = Math.round(Number(process.hrtime.bigint() - started) / 1e6);
+  const observed = observer.result();
   const reported = result as RunnerResult | null;
-  let limit: TestRunLimit | null = null;
-  if (ended.wallKilled) limit = 'wall';
-  else if (reported?.limit && LIMITS.has(reported.limit)) limit = reported.limit as TestRunLimit;
-  else if (reported === null && ended.code !== null && CPU_EXIT_CODES.has(ended.code)) limit = 'cpu';
-  const status =
-    limit === 'wall' || limit === 'cpu'
-      ? 'timed-out'
-      : limit !== null || reported === null
-        ? 'failed'
-        : 'done';
-  let exception = reported?.exception ?? null;
-  if (reported === null && limit === null) {
-    exception = `The runner ended before it reported (exit status ${ended.code ?? ended.signal})`;
+  const { status, limit, problem } = verdict(observed, reported, ended.wallKilled, outputLimit);
+  const observedEvents: TestRunEvent[] = observed.events.map(({ event, args, flagged }) => ({
+    event,
+    args,
+    flagged,
+  }));
+  observedEvents.push(...testimonyMissing(observed.events, events));
+  if (observed.anomalies.length > 0 || problem === NOT_STARTED) {
+    const what = observed.anomalies.length > 0 ? observed.anomalies : [NOT_STARTED];
+    observedEvents.push({ event: 'server.tracer-lost', args: what.map(shown), flagged: true });
   }
   return {
     status,
@@ -120,11 +139,76 @@ export async function runPlugin(source: Buffer, settings: JailSettings): Promise
     peak_memory_bytes: reported?.peak_memory_bytes ?? null,
     stdout: jail.stdout.text(),
     stderr: jail.stderr.text(),
-    exception,
+    exception: problem ?? reported?.exception ?? null,
     return_value: reported?.return_value ?? null,
     events,
     events_dropped: reported?.events_dropped ?? 0,
-    observed_events: [],
-    observed_events_dropped: 0,
+    observed_events: observedEvents,
+    observed_events_dropped: observed.dropped,
   };
+}
+
+/**
+ * The status and limit, from what the server and the kernel saw, in this order: the wall clock,
+ * the output bounds, a call the filter refused (the server ended the run there), the plugin
+ * process's end as the tracer saw it. `done`
+ * only when the tracer saw the plugin start and exit 0 and the runner reported; anything the
+ * tracer could not account for fails the run.
+ */
+function verdict(
+  observed: Observation,
+  reported: RunnerResult | null,
+  wallKilled: boolean,
+  outputLimit: boolean,
+): { status: TestRunReport['status']; limit: TestRunLimit | null; problem: string | null } {
+  if (wallKilled) return { status: 'timed-out', limit: 'wall', problem: null };
+  if (outputLimit) {
+    return {
+      status: 'failed',
+      limit: 'output',
+      problem: 'The run wrote more than its channel or trace may hold',
+    };
+  }
+  if (observed.processDenied) {
+    return {
+      status: 'failed',
+      limit: 'processes',
+      problem: 'The jail refused a second process: one process per run',
+    };
+  }
+  if (observed.refused !== null) {
+    return { status: 'failed', limit: null, problem: `The jail refused the system call ${observed.refused}` };
+  }
+  // Past the CPU limit the kernel kills the process (SIGKILL at the hard limit): the jail's
+  // PID 1 ignores SIGXCPU unless it handles it.
+  if (observed.pluginEnd === 'killed by SIGKILL' || observed.pluginEnd === 'killed by SIGXCPU') {
+    return { status: 'timed-out', limit: 'cpu', problem: null };
+  }
+  const claimed =
+    reported?.limit && RUNNER_LIMITS.has(reported.limit) ? (reported.limit as TestRunLimit) : null;
+  if (claimed !== null)
+    return { status: claimed === 'cpu' ? 'timed-out' : 'failed', limit: claimed, problem: null };
+  if (observed.anomalies.length > 0) {
+    return {
+      status: 'failed',
+      limit: null,
+      problem: `The tracer did not account for the run: ${observed.anomalies[0]}`,
+    };
+  }
+  if (!observed.pluginStarted) {
+    // The runner's compile of the plugin failed (a syntax error): its code never ran, and the
+    // runner's traceback says why; otherwise nothing accounts for the run.
+    return { status: 'failed', limit: null, problem: reported?.exception ? null : NOT_STARTED };
+  }
+  if (observed.pluginEnd !== 'exited with 0') {
+    return {
+      status: 'failed',
+      limit: null,
+      problem: `The plugin's process ${observed.pluginEnd ?? 'was not seen to end'}`,
+    };
+  }
+  if (reported === null) {
+    return { status: 'failed', limit: null, problem: 'The runner ended before it reported' };
+  }
+  return { status: 'done', limit: null, problem: null };
 }

@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { access, constants, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { arch } from 'node:os';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startJail } from './jail-process';
+import { CHRT } from './jail-command';
+import { boundedLines, startJail } from './jail-process';
+import { processFilter } from './process-filter';
+import { TraceObserver } from './trace-observer';
 import type { JailSettings } from './types';
 
 /** Where the steps to enable the jail are written down. */
@@ -30,12 +34,40 @@ function bwrapProblem(settings: JailSettings, stderr: string): string {
   return `the jail did not start (${first.trim()}): check PLUGIN_TEST_RUN_PYTHON=${settings.pythonPath}; ${HOW}`;
 }
 
+const missing = (what: string, file: string, code: string, setting: string) =>
+  `${what} is not available at ${file} (${code}): install it ` +
+  `(apt-get install -y --no-install-recommends ${what}) or set ${setting}; ${HOW}`;
+
+/** What keeps the jail from starting at all, before anything is run: the programs and the filter. */
+async function startProblem(settings: JailSettings): Promise<string | null> {
+  for (const [what, file, setting] of [
+    ['bubblewrap', settings.bwrapPath, 'PLUGIN_TEST_RUN_BWRAP'],
+    ['strace', settings.stracePath, 'PLUGIN_TEST_RUN_STRACE'],
+    ...(settings.limits.cpuPriority === 'idle'
+      ? [['util-linux', CHRT, 'PLUGIN_TEST_RUN_CPU_PRIORITY=normal']]
+      : []),
+  ]) {
+    try {
+      await access(file, constants.X_OK);
+    } catch (error) {
+      return missing(what, file, (error as NodeJS.ErrnoException).code ?? 'error', setting);
+    }
+  }
+  if (processFilter() === null) {
+    return `test-runs need an x86-64 machine: the jail's process filter has no table for ${arch()}; ${HOW}`;
+  }
+  return null;
+}
+
 /**
  * Proves the jail before it is offered: inside it, the host's loopback, a host file and the
- * parent's environment are out of reach, and the limits apply. Resolves to null when all holds,
- * else to one line saying what is missing and how to enable it.
+ * parent's environment are out of reach, the limits apply and a second process is refused; and
+ * the tracer outside saw the connect and the refusal. Resolves to null when all holds, else to
+ * one line saying what is missing and how to enable it.
  */
 export async function checkJail(settings: JailSettings): Promise<string | null> {
+  const cannotStart = await startProblem(settings);
+  if (cannotStart !== null) return cannotStart;
   const server = await listening();
   const hostDir = await mkdtemp(path.join(tmpdir(), 'jail-check-'));
   const hostFile = path.join(hostDir, randomBytes(12).toString('hex'));
@@ -56,13 +88,25 @@ export async function checkJail(settings: JailSettings): Promise<string | null> 
       });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
-      return (
-        `bubblewrap is not available at ${settings.bwrapPath} (${code}): install it ` +
-        `(apt-get install -y --no-install-recommends bubblewrap) or set PLUGIN_TEST_RUN_BWRAP; ${HOW}`
-      );
+      return missing('strace', settings.stracePath, code, 'PLUGIN_TEST_RUN_STRACE');
     }
     jail.channel.resume();
-    const ended = await jail.ended;
+    const observer = new TraceObserver(100);
+    const traced = boundedLines(
+      jail.trace,
+      { maxBytes: 16 * 1024 * 1024, maxLine: 256 * 1024 },
+      (line) => observer.line(line),
+      jail.kill,
+    );
+    const [ended] = await Promise.all([jail.ended, traced]);
+    const observed = observer.result();
+    const tracerComplaint = observed.anomalies.find((line) => line.startsWith('strace: '));
+    if (tracerComplaint !== undefined) {
+      return (
+        `the tracer cannot follow the jail here (${tracerComplaint}): allow the server to trace its own ` +
+        `children (ptrace; in a container, a seccomp profile that allows it); ${HOW}`
+      );
+    }
     const out = jail.stdout.text().trim().split('\n').pop() ?? '';
     let failed: unknown;
     try {
@@ -76,6 +120,10 @@ export async function checkJail(settings: JailSettings): Promise<string | null> 
       return bwrapProblem(settings, jail.stderr.text());
     }
     if (failed.length > 0) return `the jail is not tight: ${failed.map(String).join(', ')}; ${HOW}`;
+    const sawConnect = observed.events.some((event) => event.event === 'kernel.connect' && event.flagged);
+    if (!observed.pluginStarted || !sawConnect || !observed.processDenied) {
+      return `the tracer does not see what happens in the jail (no connect or refused process seen); ${HOW}`;
+    }
     return null;
   } finally {
     server.close();

@@ -6,12 +6,23 @@ export interface JailLimits {
   addressSpaceBytes: number;
   /** The largest file the plugin may write; also the size of each tmpfs (the working directory and /tmp). */
   fileSizeBytes: number;
-  /** Processes of the jail's user, the runner included. */
+  /**
+   * Tasks of the jail's user, the runner included (RLIMIT_NPROC): its threads, since the
+   * process filter allows no second process.
+   */
   processes: number;
+  /**
+   * `idle`: the run gets the CPU only when nothing else wants it (SCHED_IDLE), so test-runs
+   * never slow the API; on a busy machine a run can then reach its wall limit before its CPU
+   * limit. `normal`: the server's own priority.
+   */
+  cpuPriority: 'idle' | 'normal';
 }
 
 export interface JailSettings {
   bwrapPath: string;
+  /** The tracer around the jail: the report's facts are what it sees. */
+  stracePath: string;
   /** The interpreter run inside: it must live under /usr, the only host directory bound. */
   pythonPath: string;
   limits: JailLimits;

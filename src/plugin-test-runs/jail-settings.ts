@@ -9,6 +9,7 @@ const MAX_OUTPUT_BYTES = 64 * 1024;
 export function jailSettings(run: PluginTestRunConfig): JailSettings {
   return {
     bwrapPath: run.bwrapPath,
+    stracePath: run.stracePath,
     pythonPath: run.pythonPath,
     limits: {
       cpuSeconds: run.cpuSeconds,
@@ -16,6 +17,7 @@ export function jailSettings(run: PluginTestRunConfig): JailSettings {
       addressSpaceBytes: run.addressSpaceBytes,
       fileSizeBytes: run.fileSizeBytes,
       processes: run.processes,
+      cpuPriority: run.cpuPriority,
     },
     maxEvents: MAX_EVENTS,
     maxOutputBytes: MAX_OUTPUT_BYTES,

@@ -108,6 +108,16 @@ export class UsersRepository {
     return rows.length > 0;
   }
 
+  /** The usernames of `ids` by id (a list naming who did what reads only these columns). */
+  async namesOf(ids: readonly number[]): Promise<Map<number, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.users.find({
+      select: { id: true, name: true },
+      where: { id: In([...new Set(ids)]) },
+    });
+    return new Map(rows.map((row) => [row.id, row.name]));
+  }
+
   /**
    * Only the listed columns, so svc-admin list (which runs no migration) also reads a table
    * whose newer columns a pending migration has yet to add.

@@ -1,6 +1,6 @@
 /**
- * What some tests need from outside npm: Debian's chromium (the page tests) and bubblewrap (the
- * test-run jail), a Redis server
+ * What some tests need from outside npm: Debian's chromium (the page tests), bubblewrap and
+ * strace (the test-run jail), a Redis server
  * (the shared rate limits), and mount (the storage faults, as root). `npm test` first runs
  * prepare() (its pretest), which installs chromium (unless SVC_TEST_NO_APT=1) and starts a
  * loopback Redis where the machine allows; a test that still lacks something is skipped with one line naming it and
@@ -84,12 +84,24 @@ export function bwrapPath(): string {
   return process.env.SVC_TEST_BWRAP || '/usr/bin/bwrap';
 }
 
+/** Debian's strace: the tracer around the jail, whose view is the report's facts. */
+export const STRACE_PATH = '/usr/bin/strace';
+
+/** What the jail needs: bubblewrap, and strace around it. */
 export function bwrapLack(): Lack | null {
-  if (executable(bwrapPath())) return null;
-  return {
-    missing: `bubblewrap at ${bwrapPath()}`,
-    remedy: 'apt-get install -y --no-install-recommends bubblewrap (or set SVC_TEST_BWRAP)',
-  };
+  if (!executable(bwrapPath())) {
+    return {
+      missing: `bubblewrap at ${bwrapPath()}`,
+      remedy: 'apt-get install -y --no-install-recommends bubblewrap (or set SVC_TEST_BWRAP)',
+    };
+  }
+  if (!executable(STRACE_PATH)) {
+    return {
+      missing: `strace at ${STRACE_PATH}`,
+      remedy: 'apt-get install -y --no-install-recommends strace',
+    };
+  }
+  return null;
 }
 
 /** The uploads over a real socket are sent as users send them, with curl. */
@@ -200,7 +212,7 @@ function aptInstall(name: string): void {
 }
 
 /**
- * npm's pretest: installs chromium and bubblewrap (as root, with apt-get; not with SVC_TEST_NO_APT=1) and
+ * npm's pretest: installs chromium, bubblewrap and strace (as root, with apt-get; not with SVC_TEST_NO_APT=1) and
  * starts a loopback Redis, when missing.
  */
 export function prepare(): void {
@@ -213,11 +225,17 @@ export function prepare(): void {
     );
     aptInstall('chromium');
   }
-  if (bwrapLack() !== null && !process.env.SVC_TEST_BWRAP && aptAllowed()) {
+  if (!executable(bwrapPath()) && !process.env.SVC_TEST_BWRAP && aptAllowed()) {
     process.stdout.write(
       'pretest: installing Debian’s bubblewrap with apt-get (under 100 kB) for the test-run jail\n',
     );
     aptInstall('bubblewrap');
+  }
+  if (!executable(STRACE_PATH) && aptAllowed()) {
+    process.stdout.write(
+      'pretest: installing Debian’s strace with apt-get (about 1.5 MB) for the test-run jail\n',
+    );
+    aptInstall('strace');
   }
   const url = new URL(testRedisUrl());
   const loopback = ['127.0.0.1', 'localhost'].includes(url.hostname);

@@ -669,15 +669,55 @@ export interface paths {
         };
         /**
          * The newest test-run of a version and its report (admins)
-         * @description `status` is `queued`, `running`, `done`, `timed-out` or `failed`; the report fields fill in when it ends.
+         * @description `status` is `queued`, `running`, `done`, `timed-out` or `failed`; the report fields fill in when it ends. An admin whose address reaches the mailbox of the plugin's or the version's uploader (`Alice+x@` is `alice@`) gets 403, after the 404s of the plugin and the version, as for approve (unless PLUGIN_SELF_REVIEW=allowed).
          */
         get: operations["PluginTestRunsController_newest"];
         put?: never;
         /**
          * Run a version in the jail and record what it does (admins)
-         * @description The version's file is read through its digest check and run in the jail off the event loop, one run per core at a time; the answer names the run, whose report `GET` reads. 503 when the jail cannot run here (the message says what is missing and how to enable it) or when the queue is full (`Retry-After`). Each run is an audit entry (`test_run`).
+         * @description The version's file is read through its digest check and run in the jail off the event loop, one run per core at a time; the answer names the run, whose report `GET` reads. Checks in this order: the plugin and the version (404), the jail can run here (503; the message says what is missing and how to enable it), the file's digest (409, 410), the caller's address does not reach the mailbox of the plugin's or the version's uploader (403; `Alice+x@` is `alice@`; unless PLUGIN_SELF_REVIEW=allowed), a place in the queue (503 with `Retry-After`). The last two are asked in the transaction that records the run, as for approve. Each run is an audit entry (`test_run`).
          */
         post: operations["PluginTestRunsController_start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/community-plugins/{id}/versions/{version}/test-runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A version's test-runs, newest first, with who asked for each (admins)
+         * @description Each run's summary (status, flagged events, the limit that ended it), not its report: `test-runs/<run id>` reads that. A page in the shape of the other lists (`total`, `limit`, `offset`); 400 with `errors` naming a malformed `limit` or `offset`. An admin whose address reaches the mailbox of the plugin's or the version's uploader (`Alice+x@` is `alice@`) gets 403, after the 404s of the plugin and the version, as for approve (unless PLUGIN_SELF_REVIEW=allowed).
+         */
+        get: operations["PluginTestRunsController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/community-plugins/{id}/versions/{version}/test-runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One test-run of a version and its report (admins)
+         * @description The same shape as the newest run (`test-run/`). A run id of another version, or of none, is not found here; it is checked after the plugin, the version and who may read. An admin whose address reaches the mailbox of the plugin's or the version's uploader (`Alice+x@` is `alice@`) gets 403, after the 404s of the plugin and the version, as for approve (unless PLUGIN_SELF_REVIEW=allowed).
+         */
+        get: operations["PluginTestRunsController_one"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1141,6 +1181,25 @@ export interface components {
             /** @description Newest first */
             versions: components["schemas"]["PluginVersionView"][];
         };
+        TestRunSummary: {
+            id: number;
+            /** @enum {string} */
+            status: "queued" | "running" | "done" | "timed-out" | "failed";
+            /** @description Events of its report flagged for the reviewer, of both lists (0 until it ends) */
+            flagged_events: number;
+            requested_by_user_id: number;
+            /** @description The requester's username (`name` in `community-plugins/me/`) */
+            requested_by_username: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
+            /**
+             * @description The limit that ended the run, if one did
+             * @enum {string|null}
+             */
+            limit: "cpu" | "wall" | "address-space" | "file-size" | "processes" | "output" | null;
+        };
         VersionDiff: {
             plugin_id: number;
             version: string;
@@ -1154,7 +1213,7 @@ export interface components {
             approximate: boolean;
             /** @description Validator findings of this version that the base version does not have */
             new_findings: components["schemas"]["FindingView"][];
-            /** @description The newest test-run of this version, if any (its report: `GET .../test-run/`) */
+            /** @description The newest test-run of this version, if any (its report: `GET .../test-run/`): the first of `test_runs` */
             test_run?: {
                 id: number;
                 /** @enum {string} */
@@ -1162,6 +1221,8 @@ export interface components {
                 /** @description Events of its report flagged for the reviewer (0 until it ends) */
                 flagged_events: number;
             } | null;
+            /** @description Each reviewer's newest test-run of this version, newest first (a run of one reviewer never hides another's; reports: `GET .../test-runs/<id>`) */
+            test_runs: components["schemas"]["TestRunSummary"][];
         };
         ReviewEvent: {
             /** @enum {string} */
@@ -1230,6 +1291,15 @@ export interface components {
             observed_events: components["schemas"]["TestRunEventView"][];
             /** @description Observed events past the bound, not kept */
             observed_events_dropped: number;
+        };
+        TestRunPage: {
+            /** @description The version's runs, over all pages */
+            total: number;
+            /** @description The limit that applied */
+            limit: number;
+            offset: number;
+            /** @description Newest first */
+            runs: components["schemas"]["TestRunSummary"][];
         };
     };
     responses: never;
@@ -5350,7 +5420,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5432,7 +5502,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5496,6 +5566,167 @@ export interface operations {
                 };
             };
             /** @description `Test-runs are unavailable: <what is missing and how to enable it>`, `Test-run queue is full`; `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    PluginTestRunsController_list: {
+        parameters: {
+            query?: {
+                /** @description Above 200 counts as 200 */
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Decimal digits without a leading zero; any other spelling names nothing */
+                id: number;
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: components["schemas"]["TestRunPage"];
+                    };
+                };
+            };
+            /** @description `Invalid query parameters` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Plugin not found`, `Version not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    PluginTestRunsController_one: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Decimal digits without a leading zero; any other spelling names nothing */
+                id: number;
+                version: string;
+                /** @description Decimal digits without a leading zero; any other spelling names nothing */
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: components["schemas"]["TestRunView"];
+                    };
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Plugin not found`, `Version not found`, `Test-run not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
             503: {
                 headers: {
                     [name: string]: unknown;

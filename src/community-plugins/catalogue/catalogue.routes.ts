@@ -12,8 +12,8 @@ import { CATALOGUE_SORTS } from './catalogue-sql';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH } from './list-query';
 import { NOT_RATABLE, OWN_RATING, STARS_INVALID } from './plugin-ratings.service';
 
-/** `limit` and `offset` of every plugin list. */
-const ApiPageQuery = () =>
+/** `limit` and `offset` of every plugin list (and of a version's test-runs). */
+export const ApiPageQuery = () =>
   applyDecorators(
     ApiQuery({
       name: 'limit',

@@ -3,6 +3,7 @@ import { Allow } from 'class-validator';
 import { TextArg } from '../../common/args';
 import { PLUGIN_FILE_PART, PLUGIN_STATUSES, VERSION_MAX_LENGTH } from '../shared/plugin-constants';
 import { CHANGELOG_MAX_LENGTH } from '../shared/plugin-metadata';
+import { TestRunSummary } from '../../plugin-test-runs/dto/test-run.dto';
 
 /** The multipart form of a new version; the plugin's name and metadata stay as they are. */
 export class UploadVersionArgs {
@@ -135,9 +136,18 @@ export class VersionDiff {
         description: 'Events of its report flagged for the reviewer (0 until it ends)',
       },
     },
-    description: 'The newest test-run of this version, if any (its report: `GET .../test-run/`)',
+    description:
+      'The newest test-run of this version, if any (its report: `GET .../test-run/`): the first of `test_runs`',
   })
   test_run!: { id: number; status: string; flagged_events: number } | null;
+
+  @ApiProperty({
+    type: [TestRunSummary],
+    description:
+      "Each reviewer's newest test-run of this version, newest first (a run of one reviewer never hides " +
+      "another's; reports: `GET .../test-runs/<id>`)",
+  })
+  test_runs!: TestRunSummary[];
 }
 
 export class ManifestEntry {

@@ -329,18 +329,29 @@ export class PluginReviewService implements OnApplicationBootstrap {
   /**
    * The rule compares people, not accounts: a reviewer whose address reaches the mailbox of
    * the plugin's uploader or of the version's (`Alice+x@` for `alice@`) is refused too. Asked
-   * in the decision's transaction, of the version it decides.
+   * in the decision's transaction, of the version it decides; the test-runs ask it too, in the
+   * transaction that records a run, and before a run is read.
    */
-  private async refuseSelfReview(
+  async refuseSelfReview(
     manager: EntityManager,
     reviewer: AuthUser,
     plugin: UserPlugin,
     version: PluginVersion,
   ): Promise<void> {
-    if (this.config.pluginSelfReview !== 'forbidden') return;
-    if (await this.users.sharesMailbox(manager, reviewer.id, [plugin.userId, version.userId])) {
+    if (await this.isSelfReview(manager, reviewer, plugin, version)) {
       throw new ApiError(HttpStatus.FORBIDDEN, SELF_REVIEW);
     }
+  }
+
+  /** The rule of refuseSelfReview as a question: the diff hides the test-runs from such a reader. */
+  async isSelfReview(
+    manager: EntityManager,
+    reviewer: AuthUser,
+    plugin: UserPlugin,
+    version: PluginVersion,
+  ): Promise<boolean> {
+    if (this.config.pluginSelfReview !== 'forbidden') return false;
+    return this.users.sharesMailbox(manager, reviewer.id, [plugin.userId, version.userId]);
   }
 
   /**

@@ -63,8 +63,8 @@ PLUGIN_PATH = "/plugin/plugin.py"
 STAND_IN_PATH = "/runner/owtf_stand_in.py"
 RUNNER_DIR = "/runner/"
 CHANNEL_FD = 3
-# Stat'ed (it does not exist) just before the plugin's code runs: the tracer outside the jail
-# judges every system call after the first look at this path as the plugin's.
+# Opened (it does not exist) just before the plugin's code runs: the tracer outside the jail
+# judges every system call after the first open of this path as the plugin's.
 PLUGIN_STARTS = "/runner/plugin-starts"
 # The interpreter's own files: reading them (every import does) is not worth a reviewer's look.
 LIBRARY_ROOTS = tuple(sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}))
@@ -1100,7 +1100,7 @@ def main():
         if len(findings) > MAX_SOURCE_FINDINGS:
             recorder.runner_event("runner.source-introspection", ["'more'", _printable(len(findings) - MAX_SOURCE_FINDINGS), "0"])
         try:
-            os.stat(PLUGIN_STARTS)
+            os.close(os.open(PLUGIN_STARTS, os.O_RDONLY))
         except OSError:
             pass
         recorder.expect("exec", code)  # the runner's own exec of the plugin's module code

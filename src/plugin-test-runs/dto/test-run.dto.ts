@@ -12,6 +12,60 @@ export class TestRunStarted {
   status!: 'queued';
 }
 
+/**
+ * One run in a list (a version's runs; the diff's newest run of each reviewer): who asked for it
+ * and what its report sums up to, without the report (`GET .../test-runs/<id>` reads it).
+ */
+export class TestRunSummary {
+  @ApiProperty({ type: 'integer' })
+  id!: number;
+
+  @ApiProperty({ enum: STATUSES })
+  status!: string;
+
+  @ApiProperty({
+    type: 'integer',
+    description: 'Events of its report flagged for the reviewer, of both lists (0 until it ends)',
+  })
+  flagged_events!: number;
+
+  @ApiProperty({ type: 'integer' })
+  requested_by_user_id!: number;
+
+  @ApiProperty({ description: "The requester's username (`name` in `community-plugins/me/`)" })
+  requested_by_username!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at!: string;
+
+  @ApiProperty({ format: 'date-time', nullable: true, type: String })
+  finished_at!: string | null;
+
+  // null among the values: a nullable enum's null must be one of them (OpenAPI 3.0).
+  @ApiProperty({
+    enum: [...LIMITS, null],
+    nullable: true,
+    type: String,
+    description: 'The limit that ended the run, if one did',
+  })
+  limit!: string | null;
+}
+
+/** A page of a version's runs, in the shape of the other lists (`total`, `limit`, `offset`). */
+export class TestRunPage {
+  @ApiProperty({ type: 'integer', description: "The version's runs, over all pages" })
+  total!: number;
+
+  @ApiProperty({ type: 'integer', description: 'The limit that applied' })
+  limit!: number;
+
+  @ApiProperty({ type: 'integer' })
+  offset!: number;
+
+  @ApiProperty({ type: [TestRunSummary], description: 'Newest first' })
+  runs!: TestRunSummary[];
+}
+
 /** One event of a report: the plugin's testimony (`events`) or a fact observed from outside (`observed_events`). */
 export class TestRunEventView {
   @ApiProperty({
@@ -36,7 +90,7 @@ export class TestRunEventView {
   flagged!: boolean;
 }
 
-/** The newest test-run of a version; the report's fields are null (events empty) until it ends. */
+/** A test-run with its report (a version's newest, or one by its id); the report's fields are null (events empty) until it ends. */
 export class TestRunView {
   @ApiProperty({ type: 'integer' })
   id!: number;
