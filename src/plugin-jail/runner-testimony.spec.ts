@@ -9,6 +9,7 @@ import { type JailSettings, runPlugin, type TestRunEvent, type TestRunReport } f
 
 const settings = (): JailSettings => ({
   bwrapPath: bwrapPath(),
+  stracePath: '/usr/bin/strace',
   pythonPath: '/usr/bin/python3',
   limits: {
     cpuSeconds: 10,
@@ -16,6 +17,7 @@ const settings = (): JailSettings => ({
     addressSpaceBytes: 512 * 1024 * 1024,
     fileSizeBytes: 16 * 1024 * 1024,
     processes: 16,
+    cpuPriority: 'normal',
   },
   maxEvents: 4000,
   maxOutputBytes: 64 * 1024,
