@@ -84,6 +84,7 @@ MAX_ARG_CHARS = SETTINGS["max_arg_chars"]
 MAX_ARGS = 16
 MAX_TEXT_CHARS = 4000
 MAX_SOURCE_FINDINGS = 200
+MAX_SOURCE_BYTES = 1 << 20
 
 SPAWNS = {
     "subprocess.Popen", "os.system", "os.exec", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn",
@@ -204,6 +205,7 @@ _S_ISLNK = stat.S_ISLNK
 _S_ISDIR = stat.S_ISDIR
 _S_ISREG = stat.S_ISREG
 _text_flush = io.TextIOWrapper.flush
+_io_open = io.open
 _tuple_item = tuple.__getitem__
 _str_copy = str.__str__  # an exact str of a str subclass's characters, without its methods
 _str_slice = str.__getitem__
@@ -630,6 +632,24 @@ def _recorder(token, channel, trusted, machinery):
         finally:
             expected.pop(ident, None)
 
+    def library_lines(filename):
+        """The lines of a file under the interpreter's roots (a traceback's library frames), read
+        with an open the runner knows by its path object's identity."""
+        path = _text(filename)
+        real, mode = _resolve(path, "/") if path is not None and path.startswith("/") else (None, None)
+        if real is None or mode is None or not _S_ISREG(mode) or not _inside(real, LIBRARY_ROOTS):
+            return []
+        ident = _get_ident()
+        expected[ident] = ("open", real)
+        try:
+            with _io_open(real, "rb") as source_file:
+                data = source_file.read(MAX_SOURCE_BYTES)
+        except OSError:
+            return []
+        finally:
+            expected.pop(ident, None)
+        return data.decode("utf-8", "replace").splitlines()
+
     def own(ident, event, args):
         step = expected.get(ident)
         if step is not None and step[0] == event and (args[0] is step[1] if args else step[1] is None):
@@ -838,6 +858,7 @@ def _recorder(token, channel, trusted, machinery):
     return types.SimpleNamespace(
         hook=hook,
         audited=audited,
+        library_lines=library_lines,
         enter_runner=enter_runner,
         start=start,
         expect=expect,
@@ -958,10 +979,12 @@ def _exception_message(error):
     return _printable(args, limit=MAX_TEXT_CHARS)
 
 
-def _formatted_exception(error, audited, plugin_lines):
+def _formatted_exception(error, audited, plugin_lines, library_lines):
     """The traceback as Python prints it, made without the plugin's code: frames read through
-    the runner's own audited reads, source lines from the bytes it compiled, messages from the
-    exceptions' arguments (_exception_message). The runner's own frames are left out."""
+    the runner's own audited reads, source lines from the bytes it compiled (and the library's
+    files), messages from the exceptions' arguments (_exception_message). The runner's own
+    frames are left out."""
+    sources = {PLUGIN_PATH: plugin_lines}
     chain = []
     current, link = error, None
     while current is not None and len(chain) < 8 and all(current is not seen for seen, _ in chain):
@@ -983,8 +1006,11 @@ def _formatted_exception(error, audited, plugin_lines):
             filename, name, line = _text(code.co_filename) or "?", _text(code.co_name) or "?", _number(trace.tb_lineno)
             if not filename.startswith(RUNNER_DIR):
                 shown = '  File "%s", line %s, in %s\n' % (filename, line, name)
-                if filename == PLUGIN_PATH and line is not None and 0 < line <= len(plugin_lines):
-                    shown += "    %s\n" % plugin_lines[line - 1].strip()
+                if filename not in sources and len(sources) < 64:
+                    sources[filename] = library_lines(filename)
+                lines = sources.get(filename, [])
+                if line is not None and 0 < line <= len(lines):
+                    shown += "    %s\n" % lines[line - 1].strip()
                 frames.append(shown)
             trace = trace.tb_next
         if frames:
@@ -1125,7 +1151,8 @@ def main():
         kept.append(error)
         limit = _limit_of(error)
         try:
-            exception = _formatted_exception(error, recorder.audited, plugin_lines)[-MAX_TEXT_CHARS:]
+            exception = _formatted_exception(error, recorder.audited, plugin_lines, recorder.library_lines)
+            exception = exception[-MAX_TEXT_CHARS:]
         except Exception as failure:
             exception = "%s (the runner could not format it: %s)" % (
                 _exception_name(type(error)),
