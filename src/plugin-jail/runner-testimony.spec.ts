@@ -301,14 +301,14 @@ def run(PluginInfo):
 
   it("flags what CPython does not audit from the plugin's source, before any of its code runs", async () => {
     const report = await run(`
-import functools, sys
+import functools, inspect, sys
 
 def run(PluginInfo):
     namespace = run.__globals__
     caller = sys._getframe(0).f_back
     name = "f_" + "globals"
     found = getattr(caller, name), caller.f_locals, functools.reduce(getattr, [name], caller)
-    return len(namespace), "{0.gi_frame}".format(x for x in ()) is not None
+    return len(namespace), "{0.gi_frame}".format(x for x in ()) is not None, inspect.getmembers(caller)
 `);
     expect(report).toMatchObject({ status: 'done', exception: null });
     const introspection = report.events.filter((entry) => entry.event === 'runner.source-introspection');
@@ -319,6 +319,7 @@ def run(PluginInfo):
       ["'attribute'", "'f_locals'", '9', true],
       ["'dynamic attribute'", "'getattr'", '9', true],
       ["'string'", "'gi_frame'", '10', true],
+      ["'dynamic attribute'", "'getmembers'", '10', true],
     ]);
     // Sent before the plugin's code ran: they lead the testimony.
     expect(report.events.slice(0, introspection.length)).toEqual(introspection);

@@ -160,9 +160,11 @@ SOURCE_ATTRIBUTES = frozenset({
 SOURCE_NAMES = frozenset({"__builtins__"})
 # Functions that reach an attribute (or a module) by a name they are given: harmless only when
 # called with a literal name (the position of the name); passed on, or called with a computed
-# name, flagged. vars() always.
+# name, flagged. Those that hand over every attribute (vars, inspect's getmembers and
+# getclosurevars: a frame's f_locals, a function's globals) always.
 DYNAMIC_CALLS = {"getattr": 1, "setattr": 1, "delattr": 1, "hasattr": 1, "attrgetter": 0, "methodcaller": 0,
-                 "vars": MAX_ARGS, "__import__": 0, "import_module": 0}
+                 "getattr_static": 1, "vars": MAX_ARGS, "getmembers": MAX_ARGS, "getmembers_static": MAX_ARGS,
+                 "getclosurevars": MAX_ARGS, "__import__": 0, "import_module": 0}
 DYNAMIC_IMPORTS = frozenset({"__import__", "import_module"})
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
