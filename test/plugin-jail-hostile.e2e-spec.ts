@@ -11,8 +11,10 @@ import {
   upload,
   validFields,
 } from './helpers/marketplace';
+import { lyingPlugins, showsExpected } from './helpers/lying-plugins';
 import { bwrapLack, bwrapPath, describeNeeding } from './helpers/prerequisites';
 import { SmtpSink } from './helpers/smtp-sink';
+import { runSvcAdmin } from './helpers/svc-admin';
 import { bootApp, createTestApp, type TestApp, TEST_JWT_SECRET } from './helpers/test-app';
 
 jest.setTimeout(120_000);
@@ -42,24 +44,14 @@ def run(PluginInfo):
             except OSError:
                 pass
 `);
-/** Silences the runner as the red team did, then writes code outside the working directory. */
-const LIAR = Buffer.from(`import __main__
-
-def run(PluginInfo):
-    try:
-        __main__._flagged = lambda *a: False
-    except Exception:
-        pass
-    open("/tmp/planted.py", "w").write("import os\\n")
-    return "nothing to see"
-`);
-
 describeNeeding(bwrapLack(), 'hostile bytes run through the API', () => {
   const smtp = new SmtpSink();
   let t: TestApp;
   let boss: SignedInUser;
   let flood: number;
-  let liar: number;
+  /** The version of each lying plugin (test/fixtures/test-runs/lying), by fixture name. */
+  const liars = new Map<string, number>();
+  const lying = lyingPlugins();
 
   const get = (path: string) => t.http().get(path).set('Authorization', `Bearer ${boss.token}`);
   const finished = async (id: number): Promise<Row> => {
@@ -72,42 +64,49 @@ describeNeeding(bwrapLack(), 'hostile bytes run through the API', () => {
 
   beforeAll(async () => {
     await smtp.start();
-    const env = { SVC_ADMIN_EMAILS: 'boss@example.com', PLUGIN_TEST_RUN_BWRAP: bwrapPath() };
+    const env = {
+      SVC_ADMIN_EMAILS: 'boss@example.com',
+      PLUGIN_TEST_RUN_BWRAP: bwrapPath(),
+      // Every lying plugin's run admitted at once.
+      PLUGIN_TEST_RUN_QUEUE: '32',
+    };
     const first = await createTestApp({ smtp, env });
-    const alice = await signUpAs(first, smtp, 'alice');
-    const ids: number[] = [];
-    for (const name of ['Flood', 'Liar']) {
-      const response = await upload(first, alice.token, {
-        fields: validFields(name),
+    // Two uploaders: one may have only ten plugins waiting for review.
+    const uploaders = [await signUpAs(first, smtp, 'alice'), await signUpAs(first, smtp, 'carol')];
+    const planted: Array<[string, Buffer]> = [
+      ['flood', FLOOD],
+      ...lying.map((plugin) => [plugin.name, plugin.source] as [string, Buffer]),
+    ];
+    const ids = new Map<string, number>();
+    for (const [index, [name]] of planted.entries()) {
+      const response = await upload(first, uploaders[index % 2].token, {
+        fields: validFields(`Planted ${String.fromCharCode(65 + index)}`),
         file: benignPlugin(name),
       });
       if (response.status !== 201) throw new Error(`upload of ${name}: ${response.status}`);
-      ids.push(dataOf<{ id: number }>(response).id);
+      ids.set(name, dataOf<{ id: number }>(response).id);
     }
-    [flood, liar] = ids;
     const url = databaseUrlOf(first);
     const pluginDir = first.config.communityPluginDir;
-    const rows = (await first.dataSource.query(
-      'SELECT plugin_id, file_path FROM plugin_versions ORDER BY plugin_id',
-    )) as Array<{ plugin_id: number | string; file_path: string }>;
+    const rows = (await first.dataSource.query('SELECT plugin_id, file_path FROM plugin_versions')) as Array<{
+      plugin_id: number | string;
+      file_path: string;
+    }>;
     await first.close();
-    for (const [id, bytes] of [
-      [flood, FLOOD],
-      [liar, LIAR],
-    ] as const) {
-      const row = rows.find((candidate) => Number(candidate.plugin_id) === id)!;
+    for (const [name, bytes] of planted) {
+      const row = rows.find((candidate) => Number(candidate.plugin_id) === ids.get(name))!;
       writeFileSync(join(pluginDir, row.file_path), bytes);
     }
     t = await bootApp({ databaseUrl: url, dataDir: dirname(pluginDir), smtp, env });
-    for (const [id, bytes] of [
-      [flood, FLOOD],
-      [liar, LIAR],
-    ] as const) {
+    for (const [name, bytes] of planted) {
+      const id = ids.get(name)!;
       await t.dataSource.query('UPDATE user_plugins SET sha256 = ?, file_altered_at = NULL WHERE id = ?', [
         sha(bytes),
         id,
       ]);
       await t.dataSource.query('UPDATE plugin_versions SET sha256 = ? WHERE plugin_id = ?', [sha(bytes), id]);
+      if (name === 'flood') flood = id;
+      else liars.set(name, id);
     }
     boss = await signUpAs(t, smtp, 'boss');
   });
@@ -128,30 +127,61 @@ describeNeeding(bwrapLack(), 'hostile bytes run through the API', () => {
     expect({ status: run.status, limit: run.limit }).toEqual({ status: 'failed', limit: 'output' });
   });
 
-  it('a plugin that silences the runner is still reported: the write is seen from outside and flagged', async () => {
-    await t.http().post(testRunPath(liar)).set('Authorization', `Bearer ${boss.token}`).expect(202);
-    const run = await finished(liar);
-    expect(run.return_value).toBe("'nothing to see'");
-    const observed = run.observed_events as Array<{ event: string; args: string[]; flagged: boolean }>;
-    expect(
-      observed.filter((event) => event.flagged).map((event) => [event.event, event.args[0]]),
-    ).toContainEqual(['kernel.openat', '/tmp/planted.py']);
-    // The diff's count of what a reviewer must look at includes what was seen from outside.
-    const diff = dataOf<{ test_run: { flagged_events: number } }>(
-      await get(`/api/v1/community-plugins/${liar}/versions/1.0.0/diff/`).expect(200),
-    );
-    expect(diff.test_run.flagged_events).toBeGreaterThan(0);
+  it('each plugin that made the old report lie is reported from outside, flagged, in its run and its diff', async () => {
+    // Fired together: each run is queued behind the others and read when it ended.
+    for (const id of liars.values()) {
+      await t.http().post(testRunPath(id)).set('Authorization', `Bearer ${boss.token}`).expect(202);
+    }
+    for (const plugin of lying) {
+      const id = liars.get(plugin.name)!;
+      const run = await finished(id);
+      const observed = run.observed_events as Array<{ event: string; args: string[]; flagged: boolean }>;
+      expect({ name: plugin.name, shown: showsExpected(observed, plugin.expect) }).toEqual({
+        name: plugin.name,
+        shown: true,
+      });
+      // The diff's count of what a reviewer must look at includes what was seen from outside
+      // (a plugin whose trick the runner no longer falls for may have done nothing at all).
+      const diff = dataOf<{ test_run: { flagged_events: number } }>(
+        await get(`/api/v1/community-plugins/${id}/versions/1.0.0/diff/`).expect(200),
+      );
+      const flagged = [...observed, ...(run.events as typeof observed)].filter((event) => event.flagged);
+      expect(diff.test_run.flagged_events).toBe(flagged.length);
+      expect(plugin.expect.ifRun || flagged.length > 0).toBe(true);
+    }
   });
 });
 
-describeNeeding(bwrapLack(), 'svc-admin plugins test-run started with a descriptor it inherited', () => {
+describeNeeding(bwrapLack(), 'svc-admin plugins test-run', () => {
   let dir: string;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'svc-inherited-'));
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('hands it to nothing in the jail: the plugin’s write to it fails and the host file is unchanged', async () => {
+  it('reports each plugin that made the old report lie from outside, flagged', async () => {
+    for (const plugin of lyingPlugins()) {
+      const result = await runSvcAdmin(['plugins', 'test-run', plugin.file], {
+        JWT_SECRET: TEST_JWT_SECRET,
+        DATABASE_URL: `sqlite:${join(dir, 'svc.sqlite')}`,
+        PLUGIN_TEST_RUN_BWRAP: bwrapPath(),
+      });
+      expect({ name: plugin.name, code: result.code, stderr: result.stderr }).toEqual({
+        name: plugin.name,
+        code: 0,
+        stderr: '',
+      });
+      const report = JSON.parse(result.stdout) as {
+        observed_events: Array<{ event: string; args: string[]; flagged: boolean }>;
+      };
+      expect({ name: plugin.name, shown: showsExpected(report.observed_events, plugin.expect) }).toEqual({
+        name: plugin.name,
+        shown: true,
+      });
+    }
+  });
+
+  it('started with a descriptor it inherited, hands it to nothing in the jail: the plugin’s write to it fails and the host file is unchanged', async () => {
     const host = join(dir, 'host.log');
     writeFileSync(host, 'kept\n');
     const file = join(dir, 'plugin.py');
