@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { boundedLines, startJail } from './jail-process';
+import { boundedLines } from './bounded-lines';
+import { startJail } from './jail-process';
 import { testimonyMissing } from './testimony';
 import { type Observation, TraceObserver } from './trace-observer';
 import type { JailSettings, TestRunEvent, TestRunLimit, TestRunReport } from './types';
@@ -7,12 +8,6 @@ import type { JailSettings, TestRunEvent, TestRunLimit, TestRunReport } from './
 /** Bytes read of the report channel at most, and of one line of it: the runner bounds its own lines far below. */
 const MAX_CHANNEL_BYTES = 8 * 1024 * 1024;
 const MAX_CHANNEL_LINE = 256 * 1024;
-/**
- * Bytes read of the trace at most, and of one line (strace cuts each string at 96 characters):
- * an ordinary run writes some hundred kilobytes; the server reads the trace on its event loop.
- */
-const MAX_TRACE_BYTES = 16 * 1024 * 1024;
-const MAX_TRACE_LINE = 256 * 1024;
 const MAX_LINE_SHOWN = 200;
 const NOT_STARTED = 'The tracer did not see the plugin start';
 /** Limits the runner may name (its testimony, which can only fail a run, never pass it). */
@@ -75,12 +70,7 @@ export async function runPlugin(source: Buffer, settings: JailSettings): Promise
     jail.kill();
   };
   const observer = new TraceObserver(settings.maxEvents, jail.kill);
-  const traced = boundedLines(
-    jail.trace,
-    { maxBytes: MAX_TRACE_BYTES, maxLine: MAX_TRACE_LINE },
-    (line) => observer.line(line),
-    overflow,
-  );
+  const traced = observer.read(jail.trace, overflow);
   const events: TestRunEvent[] = [];
   let result: RunnerResult | null = null;
   const testimony = boundedLines(

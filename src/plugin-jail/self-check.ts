@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CHRT } from './jail-command';
-import { boundedLines, startJail } from './jail-process';
+import { startJail } from './jail-process';
 import { processFilter } from './process-filter';
 import { TraceObserver } from './trace-observer';
 import type { JailSettings } from './types';
@@ -92,12 +92,7 @@ export async function checkJail(settings: JailSettings): Promise<string | null> 
     }
     jail.channel.resume();
     const observer = new TraceObserver(100);
-    const traced = boundedLines(
-      jail.trace,
-      { maxBytes: 16 * 1024 * 1024, maxLine: 256 * 1024 },
-      (line) => observer.line(line),
-      jail.kill,
-    );
+    const traced = observer.read(jail.trace, jail.kill);
     const [ended] = await Promise.all([jail.ended, traced]);
     const observed = observer.result();
     const tracerComplaint = observed.anomalies.find((line) => line.startsWith('strace: '));

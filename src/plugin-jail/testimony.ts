@@ -84,7 +84,7 @@ export function testimonyMissing(observed: ObservedEvent[], testimony: TestRunEv
   const used = new Set<number>();
   const missing: TestRunEvent[] = [];
   for (const event of observed) {
-    if (!event.flagged || (ACCOUNTS_FOR[event.kind] === undefined && event.kind !== 'open')) continue;
+    if (!event.flagged || ACCOUNTS_FOR[event.kind] === undefined) continue;
     const index = testimony.findIndex((candidate, at) => !used.has(at) && accounts(event, candidate));
     if (index >= 0) used.add(index);
     else

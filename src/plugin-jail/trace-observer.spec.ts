@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { boundedLines } from './jail-process';
+import { boundedLines } from './bounded-lines';
 import { processFilter, TRAPPED_CALLS } from './process-filter';
 import { testimonyMissing } from './testimony';
 import { TraceObserver } from './trace-observer';

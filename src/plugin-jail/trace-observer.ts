@@ -1,4 +1,6 @@
 import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { boundedLines } from './bounded-lines';
 import {
   type CallResult,
   descriptorPath,
@@ -38,6 +40,7 @@ const WRITE_FLAGS = /\bO_(WRONLY|RDWR|CREAT|TRUNC|APPEND)\b/;
 /** Code written to a file and imported later, or a path entry: a write of these is flagged anywhere. */
 const CODE_SUFFIXES = ['.py', '.pyc', '.pth', '.so'];
 const MAX_ARG_CHARS = 200;
+const TRACE_BOUNDS = { maxBytes: 16 * 1024 * 1024, maxLine: 256 * 1024 };
 
 /** The system calls traced (strace's names): CPython's audit events name most of them, the kernel all. */
 export const TRACED_CALLS = [
@@ -210,6 +213,15 @@ export class TraceObserver {
     private readonly maxEvents: number,
     private readonly onRefused: (call: string) => void = () => undefined,
   ) {}
+
+  /**
+   * Reads the tracer's output into this observer, bounded: an ordinary run writes some hundred
+   * kilobytes (strace cuts each string at 96 characters), and the server reads it on its event
+   * loop, so past 16 MiB, or 256 KiB without a newline, `overflow` ends the run.
+   */
+  read(trace: Readable, overflow: () => void): Promise<void> {
+    return boundedLines(trace, TRACE_BOUNDS, (line) => this.line(line), overflow);
+  }
 
   line(text: string): void {
     const line = parseTraceLine(text);
