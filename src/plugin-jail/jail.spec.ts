@@ -3,28 +3,12 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { bwrapLack, bwrapPath, describeNeeding } from '../../test/helpers/prerequisites';
-import { checkJail, type JailSettings, runPlugin, type TestRunEvent } from './index';
+import { testJailSettings, testPlugin } from '../../test/helpers/jail-settings';
+import { bwrapLack, describeNeeding } from '../../test/helpers/prerequisites';
+import { checkJail, runPlugin, type TestRunEvent } from './index';
 
-const settings = (limits: Partial<JailSettings['limits']> = {}): JailSettings => ({
-  bwrapPath: bwrapPath(),
-  stracePath: '/usr/bin/strace',
-  pythonPath: '/usr/bin/python3',
-  limits: {
-    cpuSeconds: 5,
-    wallSeconds: 20,
-    addressSpaceBytes: 512 * 1024 * 1024,
-    fileSizeBytes: 16 * 1024 * 1024,
-    processes: 16,
-    // The CPU limits below are reached before the wall limits on a busy machine too.
-    cpuPriority: 'normal',
-    ...limits,
-  },
-  maxEvents: 500,
-  maxOutputBytes: 64 * 1024,
-});
-
-const plugin = (body: string) => Buffer.from(`DESCRIPTION = "test"\n\n${body.trim()}\n`);
+const settings = testJailSettings;
+const plugin = testPlugin;
 const flaggedNamed = (events: TestRunEvent[], event: string) =>
   events.filter((entry) => entry.event === event && entry.flagged);
 

@@ -1,7 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { lyingPlugins, showsExpected } from '../../test/helpers/lying-plugins';
-import { bwrapLack, bwrapPath, describeNeeding, STRACE_PATH } from '../../test/helpers/prerequisites';
-import { type JailSettings, runPlugin, type TestRunEvent, type TestRunReport } from './index';
+import { testJailSettings, testPlugin } from '../../test/helpers/jail-settings';
+import { bwrapLack, describeNeeding } from '../../test/helpers/prerequisites';
+import { runPlugin, type TestRunEvent, type TestRunReport } from './index';
 
 /**
  * Each way a plugin made the old, in-process report lie, run through the jail: whatever it does
@@ -9,25 +10,8 @@ import { type JailSettings, runPlugin, type TestRunEvent, type TestRunReport } f
  * flagged, and the run never ends a clean `done` with nothing flagged.
  */
 
-const settings = (limits: Partial<JailSettings['limits']> = {}): JailSettings => ({
-  bwrapPath: bwrapPath(),
-  stracePath: STRACE_PATH,
-  pythonPath: '/usr/bin/python3',
-  limits: {
-    cpuSeconds: 5,
-    wallSeconds: 20,
-    addressSpaceBytes: 512 * 1024 * 1024,
-    fileSizeBytes: 16 * 1024 * 1024,
-    processes: 16,
-    // The CPU limits below are reached before the wall limits on a busy machine too.
-    cpuPriority: 'normal',
-    ...limits,
-  },
-  maxEvents: 500,
-  maxOutputBytes: 64 * 1024,
-});
-
-const plugin = (body: string) => Buffer.from(`DESCRIPTION = "test"\n\n${body.trim()}\n`);
+const settings = testJailSettings;
+const plugin = testPlugin;
 const observedFlagged = (report: TestRunReport, event: string): TestRunEvent[] =>
   report.observed_events.filter((entry) => entry.event === event && entry.flagged);
 

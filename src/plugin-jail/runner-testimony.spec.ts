@@ -1,5 +1,6 @@
-import { bwrapLack, bwrapPath, describeNeeding } from '../../test/helpers/prerequisites';
-import { type JailSettings, runPlugin, type TestRunEvent, type TestRunReport } from './index';
+import { testJailSettings, testPlugin } from '../../test/helpers/jail-settings';
+import { bwrapLack, describeNeeding } from '../../test/helpers/prerequisites';
+import { runPlugin, type TestRunEvent, type TestRunReport } from './index';
 
 /**
  * The runner's testimony (`report.events`) under a plugin that knows it is being recorded: each
@@ -7,24 +8,8 @@ import { type JailSettings, runPlugin, type TestRunEvent, type TestRunReport } f
  * must still be there, flagged, or a flagged runner.* event must name the trick.
  */
 
-const settings = (): JailSettings => ({
-  bwrapPath: bwrapPath(),
-  stracePath: '/usr/bin/strace',
-  pythonPath: '/usr/bin/python3',
-  limits: {
-    cpuSeconds: 10,
-    wallSeconds: 30,
-    addressSpaceBytes: 512 * 1024 * 1024,
-    fileSizeBytes: 16 * 1024 * 1024,
-    processes: 16,
-    cpuPriority: 'normal',
-  },
-  maxEvents: 4000,
-  maxOutputBytes: 64 * 1024,
-});
-
-const run = (body: string): Promise<TestRunReport> =>
-  runPlugin(Buffer.from(`DESCRIPTION = "test"\n\n${body.trim()}\n`), settings());
+const settings = () => testJailSettings({ cpuSeconds: 10, wallSeconds: 30 }, { maxEvents: 4000 });
+const run = (body: string): Promise<TestRunReport> => runPlugin(testPlugin(body), settings());
 const flagged = (events: TestRunEvent[], event: string) =>
   events.filter((entry) => entry.event === event && entry.flagged);
 const firstArgs = (events: TestRunEvent[], event: string) =>

@@ -42,58 +42,6 @@ const CODE_SUFFIXES = ['.py', '.pyc', '.pth', '.so'];
 const MAX_ARG_CHARS = 200;
 const TRACE_BOUNDS = { maxBytes: 16 * 1024 * 1024, maxLine: 256 * 1024 };
 
-/** The system calls traced (strace's names): CPython's audit events name most of them, the kernel all. */
-export const TRACED_CALLS = [
-  'open',
-  'openat',
-  'openat2',
-  'creat',
-  'execve',
-  'execveat',
-  'clone',
-  'socket',
-  'socketpair',
-  'connect',
-  'bind',
-  'listen',
-  'accept',
-  'accept4',
-  'sendto',
-  'sendmsg',
-  'sendmmsg',
-  'dup',
-  'dup2',
-  'dup3',
-  'fcntl',
-  'kill',
-  'tkill',
-  'tgkill',
-  'prlimit64',
-  'setrlimit',
-  'chdir',
-  'fchdir',
-  ...[
-    'unlink',
-    'rmdir',
-    'mkdir',
-    'mknod',
-    'chmod',
-    'chown',
-    'lchown',
-    'truncate',
-    'utime',
-    'utimes',
-    'setxattr',
-    'lsetxattr',
-    'removexattr',
-    'lremovexattr',
-  ],
-  ...['rename', 'link', 'symlink'],
-  ...['unlinkat', 'mkdirat', 'mknodat', 'fchmodat', 'fchownat', 'utimensat', 'futimesat'],
-  ...['renameat', 'renameat2', 'linkat', 'symlinkat'],
-  ...['fchmod', 'fchown', 'ftruncate', 'fsetxattr', 'fremovexattr'],
-] as const;
-
 /** Calls that change the file system at a path: flagged outside the working directory. */
 const PATH_CHANGES: Record<string, Array<[dirArg: number | null, pathArg: number]>> = {
   unlink: [[null, 0]],
@@ -140,6 +88,7 @@ const PATH_CHANGES: Record<string, Array<[dirArg: number | null, pathArg: number
   ],
   symlinkat: [[1, 2]],
 };
+const OPENS = new Set(['open', 'openat', 'openat2', 'creat']);
 const DESCRIPTOR_CHANGES = new Set(['fchmod', 'fchown', 'ftruncate', 'fsetxattr', 'fremovexattr']);
 const NETWORK = new Set([
   'socket',
@@ -157,6 +106,24 @@ const DESCRIPTOR_TRICKS = new Set(['dup', 'dup2', 'dup3']);
 const SIGNALS_SENT = new Set(['kill', 'tkill', 'tgkill']);
 /** The calls the process filter traps that would have made a process (process-filter.ts). */
 const PROCESS_CREATION = new Set(['clone', 'fork', 'vfork']);
+
+/** The system calls traced (strace's names): CPython's audit events name most of them, the kernel all. */
+export const TRACED_CALLS: readonly string[] = [
+  ...OPENS,
+  'execve',
+  'execveat',
+  'clone',
+  ...NETWORK,
+  ...DESCRIPTOR_TRICKS,
+  'fcntl',
+  ...SIGNALS_SENT,
+  'prlimit64',
+  'setrlimit',
+  'chdir',
+  'fchdir',
+  ...Object.keys(PATH_CHANGES),
+  ...DESCRIPTOR_CHANGES,
+];
 
 /** Which kind of action an observed event is, for matching it with the testimony (run-plugin.ts). */
 export type ObservedKind = 'open' | 'network' | 'execute' | 'process' | 'file-change' | 'signal' | 'other';
@@ -310,7 +277,7 @@ export class TraceObserver {
         kind,
         ...(file !== undefined ? { path: file } : {}),
       });
-    if (name === 'open' || name === 'openat' || name === 'openat2' || name === 'creat') {
+    if (OPENS.has(name)) {
       const file = this.openedPath(name, args, result);
       const flags = name === 'creat' ? 'O_CREAT|O_WRONLY|O_TRUNC' : this.openFlags(name, args);
       if (file === null) return event('open', true, args);
