@@ -1257,10 +1257,6 @@ export interface components {
         };
         TestRunView: {
             id: number;
-            plugin_id: number;
-            version: string;
-            /** @description The bytes run */
-            sha256: string;
             /** @enum {string} */
             status: "queued" | "running" | "done" | "timed-out" | "failed";
             requested_by_user_id: number;
@@ -1273,6 +1269,10 @@ export interface components {
              * @enum {string|null}
              */
             limit: "cpu" | "wall" | "address-space" | "file-size" | "processes" | "output" | null;
+            plugin_id: number;
+            version: string;
+            /** @description The bytes run */
+            sha256: string;
             duration_ms: number | null;
             peak_memory_bytes: number | null;
             /** @description Bounded */

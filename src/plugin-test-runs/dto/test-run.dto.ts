@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, PickType } from '@nestjs/swagger';
 
 const STATUSES = ['queued', 'running', 'done', 'timed-out', 'failed'];
 const LIMITS = ['cpu', 'wall', 'address-space', 'file-size', 'processes', 'output'];
@@ -91,10 +91,14 @@ export class TestRunEventView {
 }
 
 /** A test-run with its report (a version's newest, or one by its id); the report's fields are null (events empty) until it ends. */
-export class TestRunView {
-  @ApiProperty({ type: 'integer' })
-  id!: number;
-
+export class TestRunView extends PickType(TestRunSummary, [
+  'id',
+  'status',
+  'requested_by_user_id',
+  'created_at',
+  'finished_at',
+  'limit',
+] as const) {
   @ApiProperty({ type: 'integer' })
   plugin_id!: number;
 
@@ -103,27 +107,6 @@ export class TestRunView {
 
   @ApiProperty({ description: 'The bytes run' })
   sha256!: string;
-
-  @ApiProperty({ enum: STATUSES })
-  status!: string;
-
-  @ApiProperty({ type: 'integer' })
-  requested_by_user_id!: number;
-
-  @ApiProperty({ format: 'date-time' })
-  created_at!: string;
-
-  @ApiProperty({ format: 'date-time', nullable: true, type: String })
-  finished_at!: string | null;
-
-  // null among the values: a nullable enum's null must be one of them (OpenAPI 3.0).
-  @ApiProperty({
-    enum: [...LIMITS, null],
-    nullable: true,
-    type: String,
-    description: 'The limit that ended the run, if one did',
-  })
-  limit!: string | null;
 
   @ApiProperty({ type: 'integer', nullable: true })
   duration_ms!: number | null;
