@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { lyingPlugins, showsExpected } from '../../test/helpers/lying-plugins';
+import { CHANNEL_FLOOD, lyingPlugins, showsExpected } from '../../test/helpers/lying-plugins';
 import { testJailSettings, testPlugin } from '../../test/helpers/jail-settings';
 import { bwrapLack, describeNeeding } from '../../test/helpers/prerequisites';
 import { runPlugin, type TestRunEvent, type TestRunReport } from './index';
@@ -102,21 +102,7 @@ def run(PluginInfo):
   });
 
   it('a flood of the channel without a newline ends the run at its output limit, in bounded memory', async () => {
-    const report = await runPlugin(
-      plugin(`
-import os
-
-def run(PluginInfo):
-    chunk = b"x" * (1 << 20)
-    while True:
-        for fd in range(3, 1024):
-            try:
-                os.write(fd, chunk)
-            except OSError:
-                pass
-`),
-      settings({ wallSeconds: 60 }),
-    );
+    const report = await runPlugin(CHANNEL_FLOOD, settings({ wallSeconds: 60 }));
     expect({ status: report.status, limit: report.limit }).toEqual({ status: 'failed', limit: 'output' });
   });
 
