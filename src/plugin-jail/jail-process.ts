@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { companionsOf, filterFdOf, jailCommand, jailStderrFdOf, PYTHON_DIR } from './jail-command';
+import { companionsOf, filterFdOf, jailCommand, jailStderrFdOf, PYTHON_DIR, usageFdOf } from './jail-command';
 import { processFilter } from './process-filter';
 import type { JailSettings } from './types';
 
@@ -41,10 +41,46 @@ export interface JailProcess {
   channel: Readable;
   /** The tracer's lines: strace's view of every process of the jail (trace-observer.ts). */
   trace: Readable;
+  /** The kernel's account of the whole jail once it ended, from the launcher outside it; null when the launcher was killed first. */
+  usage: Promise<JailUsage | null>;
   /** Ends every process of the jail now (the wall clock does the same). */
   kill: () => void;
   /** Resolves when the tracer and every process of the jail are gone: strace's exit code or signal, and whether the wall clock ended it. */
   ended: Promise<{ code: number | null; signal: NodeJS.Signals | null; wallKilled: boolean }>;
+}
+
+export interface JailUsage {
+  /** The peak resident set of the jail's largest process. */
+  peakMemoryBytes: number;
+  /** User and system CPU time of all the jail's processes. */
+  cpuSeconds: number;
+}
+
+/** The launcher's one line is some fifty bytes. */
+const MAX_USAGE_BYTES = 1024;
+
+function usageOf(pipe: Readable): Promise<JailUsage | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    pipe.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_USAGE_BYTES) chunks.push(chunk);
+    });
+    pipe.on('error', () => resolve(null));
+    pipe.on('end', () => {
+      try {
+        const { max_rss_kib, cpu_seconds } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<
+          string,
+          unknown
+        >;
+        if (typeof max_rss_kib !== 'number' || typeof cpu_seconds !== 'number') return resolve(null);
+        resolve({ peakMemoryBytes: max_rss_kib * 1024, cpuSeconds: cpu_seconds });
+      } catch {
+        resolve(null);
+      }
+    });
+  });
 }
 
 export interface JailStart {
@@ -81,7 +117,8 @@ export function startJail(settings: JailSettings, start: JailStart): Promise<Jai
   }));
   const filterFd = filterFdOf(start.script);
   const jailStderrFd = jailStderrFdOf(start.script);
-  const stdio: Array<'pipe' | 'ignore'> = Array.from({ length: jailStderrFd + 1 }, () => 'pipe');
+  const usageFd = usageFdOf(start.script);
+  const stdio: Array<'pipe' | 'ignore'> = Array.from({ length: usageFd + 1 }, () => 'pipe');
   if (start.plugin === undefined) stdio[4] = 'ignore';
   const child = spawn(command.file, command.args, {
     stdio,
@@ -127,6 +164,7 @@ export function startJail(settings: JailSettings, start: JailStart): Promise<Jai
         stderr: new BoundedText(pipes[jailStderrFd], settings.maxOutputBytes),
         channel: pipes[3],
         trace: pipes[2],
+        usage: usageOf(pipes[usageFd]),
         kill,
         ended,
       });

@@ -101,6 +101,24 @@ def run(PluginInfo):
     expect({ status: report.status, limit: report.limit }).toEqual({ status: 'timed-out', limit: 'cpu' });
   });
 
+  it('the peak memory is the kernel’s account of the jail, also of a run the CPU limit ended', async () => {
+    const held = 96 * 1024 * 1024;
+    const report = await runPlugin(
+      plugin(`
+def run(PluginInfo):
+    kept = bytearray(${held})
+    for index in range(0, len(kept), 4096):
+        kept[index] = 1
+    while True:
+        pass
+`),
+      settings({ cpuSeconds: 1 }),
+    );
+    expect({ status: report.status, limit: report.limit }).toEqual({ status: 'timed-out', limit: 'cpu' });
+    expect(report.peak_memory_bytes).toBeGreaterThanOrEqual(held);
+    expect(report.peak_memory_bytes).toBeLessThan(held + 64 * 1024 * 1024);
+  });
+
   it('a flood of the channel without a newline ends the run at its output limit, in bounded memory', async () => {
     const report = await runPlugin(CHANNEL_FLOOD, settings({ wallSeconds: 60 }));
     expect({ status: report.status, limit: report.limit }).toEqual({ status: 'failed', limit: 'output' });

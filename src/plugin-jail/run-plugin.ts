@@ -22,7 +22,6 @@ interface RunnerResult {
   limit: string | null;
   return_value: string | null;
   exception: string | null;
-  peak_memory_bytes: number;
   events_dropped: number;
 }
 
@@ -40,7 +39,7 @@ const forged = (line: string): TestRunEvent => ({
 /**
  * Runs one plugin's bytes in the jail and makes its report. Rejects only when the jail cannot be
  * started; whatever the plugin does ends in a report. The report's facts (observed_events, the
- * status, the limit) come from outside the plugin's process: the tracer's view and the exit
+ * status, the limit, the peak memory) come from outside the plugin's process: the tracer's view and the exit
  * the kernel gave. The runner's channel is testimony: it adds context and can fail a run, never
  * make one `done`.
  */
@@ -100,14 +99,13 @@ export async function runPlugin(source: Buffer, settings: JailSettings): Promise
           limit: text(message.limit),
           return_value: text(message.return_value),
           exception: text(message.exception),
-          peak_memory_bytes: Number(message.peak_memory_bytes) || 0,
           events_dropped: Number(message.events_dropped) || 0,
         };
       }
     },
     overflow,
   );
-  const [ended] = await Promise.all([jail.ended, traced, testimony]);
+  const [ended, usage] = await Promise.all([jail.ended, jail.usage, traced, testimony]);
   const duration_ms = Math.round(Number(process.hrtime.bigint() - started) / 1e6);
   const observed = observer.result();
   const reported = result as RunnerResult | null;
@@ -126,7 +124,7 @@ export async function runPlugin(source: Buffer, settings: JailSettings): Promise
     status,
     limit,
     duration_ms,
-    peak_memory_bytes: reported?.peak_memory_bytes ?? null,
+    peak_memory_bytes: usage?.peakMemoryBytes ?? null,
     stdout: jail.stdout.text(),
     stderr: jail.stderr.text(),
     exception: problem ?? reported?.exception ?? null,

@@ -201,7 +201,7 @@ export class TraceObserver {
       return;
     }
     if (!this.started) this.before.add(line.pid);
-    // Unprefixed, strace traces one process alone: bwrap outside, which outlives the plugin's.
+    // Unprefixed, strace traces one process alone: the launcher, which outlives the plugin's.
     // While the plugin runs, such a line would be the plugin's own, unattributed.
     else if (line.pid === FIRST_PROCESS && this.end === null)
       this.anomaly(`a line of no process: ${clip(text)}`);
