@@ -672,7 +672,8 @@ describe('test-runs a stopped server left queued or running (no jail needed)', (
     t = started.t;
     const { boss } = started;
     const [stale, young, queued] = started.plugins;
-    // The longest a run lives on a live server here: (2 + 1) x 30 s + 60 s = 150 s.
+    // The longest a run lives on a live server here (a paused run's wall clock waits up to one
+    // limit more): (2 + 1) x 2 x 30 s + 60 s = 240 s.
     const now = Date.now();
     const row = (pluginId: number, status: 'queued' | 'running', ageMs: number) => ({
       pluginId,
@@ -687,8 +688,8 @@ describe('test-runs a stopped server left queued or running (no jail needed)', (
     await t.dataSource
       .getRepository(PluginTestRun)
       .save([
-        row(stale, 'running', 155_000),
-        row(young, 'running', 60_000),
+        row(stale, 'running', 245_000),
+        row(young, 'running', 150_000),
         row(queued, 'queued', 3_600_000),
       ]);
 

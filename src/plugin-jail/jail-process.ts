@@ -43,10 +43,59 @@ export interface JailProcess {
   trace: Readable;
   /** The kernel's account of the whole jail once it ended, from the launcher outside it; null when the launcher was killed first. */
   usage: Promise<JailUsage | null>;
+  /** The wall-clock limit, which the time the server pauses the run does not count against (up to as long again). */
+  wall: WallClock;
   /** Ends every process of the jail now (the wall clock does the same). */
   kill: () => void;
   /** Resolves when the tracer and every process of the jail are gone: strace's exit code or signal, and whether the wall clock ended it. */
   ended: Promise<{ code: number | null; signal: NodeJS.Signals | null; wallKilled: boolean }>;
+}
+
+/**
+ * The wall-clock limit of a run, held while the server pauses the run (run-plugin.ts): paused
+ * time does not count, up to `limitMs` more in all, so every run still ends within twice its
+ * limit.
+ */
+export class WallClock {
+  private timer: NodeJS.Timeout;
+  private left: number;
+  private pauseCredit: number;
+  private since = performance.now();
+  private paused = false;
+
+  constructor(
+    limitMs: number,
+    private readonly expire: () => void,
+  ) {
+    this.left = limitMs;
+    this.pauseCredit = limitMs;
+    this.timer = setTimeout(expire, limitMs);
+  }
+
+  pause(): void {
+    if (this.paused) return;
+    const now = performance.now();
+    this.left -= now - this.since;
+    [this.paused, this.since] = [true, now];
+    this.restart(this.left + this.pauseCredit);
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    const now = performance.now();
+    this.pauseCredit = Math.max(0, this.pauseCredit - (now - this.since));
+    [this.paused, this.since] = [false, now];
+    this.restart(this.left);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  private restart(ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(this.expire, Math.max(0, ms));
+  }
 }
 
 export interface JailUsage {
@@ -140,14 +189,14 @@ export function startJail(settings: JailSettings, start: JailStart): Promise<Jai
           // Already gone.
         }
       };
-      const timer = setTimeout(() => {
+      const wall = new WallClock(start.wallMs, () => {
         wallKilled = true;
         kill();
-      }, start.wallMs);
+      });
       const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; wallKilled: boolean }>(
         (done) => {
           child.once('close', (code, signal) => {
-            clearTimeout(timer);
+            wall.stop();
             done({ code, signal, wallKilled });
           });
         },
@@ -165,6 +214,7 @@ export function startJail(settings: JailSettings, start: JailStart): Promise<Jai
         channel: pipes[3],
         trace: pipes[2],
         usage: usageOf(pipes[usageFd]),
+        wall,
         kill,
         ended,
       });
