@@ -36,12 +36,12 @@ export const COMMANDS = {
   backup: {
     name: 'backup',
     arguments: '<dir>',
-    description: 'Copy the database, the plugin files and the secrets into a new directory, consistently',
+    description: 'Back up the database, plugin files and secrets into <dir>',
   },
   restore: {
     name: 'restore',
     arguments: '<dir>',
-    description: 'Restore a backup into an empty database and an empty plugin directory',
+    description: 'Restore a backup into an empty database and plugin dir',
   },
 } as const;
 
