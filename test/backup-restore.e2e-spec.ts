@@ -363,13 +363,13 @@ describe('svc-admin backup and restore', () => {
         const restore = await svcAdmin(t, target.url, target.pluginDir, ['restore', join(parent, name)]);
         expect(restore).toEqual({ code: 1, stdout: '', stderr: notComplete(join(parent, name)) });
       }
-      if (step !== 'marker') {
-        expect(await svcAdmin(t, target.url, target.pluginDir, ['restore', directory])).toEqual({
-          code: 1,
-          stdout: '',
-          stderr: `${directory} is not a backup directory (ENOENT)\n`,
-        });
-      }
+      // The name asked for: not there before the rename, there without its marker after it.
+      expect(await svcAdmin(t, target.url, target.pluginDir, ['restore', directory])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          step === 'marker' ? notComplete(directory) : `${directory} is not a backup directory (ENOENT)\n`,
+      });
       expect(existsSync(target.pluginDir)).toBe(false);
     },
   );
@@ -379,7 +379,8 @@ describe('svc-admin backup and restore', () => {
     beforeAll(async () => {
       await uploaded(alice, 'Refusals');
       directory = newBackupPath();
-      expect((await onApp(t, ['backup', directory])).code).toBe(0);
+      const backup = await onApp(t, ['backup', directory]);
+      if (backup.code !== 0) throw new Error(`svc-admin backup failed: ${backup.stderr}`);
     });
 
     it('backs up only into a new directory', async () => {
@@ -387,6 +388,35 @@ describe('svc-admin backup and restore', () => {
         code: 1,
         stdout: '',
         stderr: `${directory} already exists: a backup goes into a new directory\n`,
+      });
+    });
+
+    it('backs up only a database with the service’s tables', async () => {
+      const target = await emptyRestoreTarget(t);
+      const into = newBackupPath();
+      expect(await svcAdmin(t, target.url, target.pluginDir, ['backup', into])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `Database ${target.url} has no svc-api tables: there is nothing to back up\n`,
+      });
+      expect(existsSync(into)).toBe(false);
+    });
+
+    it('refuses a backup of a newer schema than it knows', async () => {
+      const newer = join(work, 'newer-schema');
+      cpSync(directory, newer, { recursive: true });
+      const manifest = JSON.parse(readFileSync(join(newer, 'manifest.json'), 'utf8')) as {
+        database: { migrations: string[] };
+      };
+      manifest.database.migrations.push('FromTheFuture9999999999999');
+      const text = JSON.stringify(manifest);
+      writeFileSync(join(newer, 'manifest.json'), text);
+      writeFileSync(join(newer, 'BACKUP-COMPLETE'), `${sha256(Buffer.from(text))}\n`);
+      const target = await emptyRestoreTarget(t);
+      expect(await svcAdmin(t, target.url, target.pluginDir, ['restore', newer])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `${newer} has a newer schema than this svc-admin knows (migration FromTheFuture9999999999999): restore with the version that made it\n`,
       });
     });
 

@@ -11,7 +11,8 @@ const stop = () => {
   process.kill(process.pid, 'SIGSTOP');
 };
 const matches = {
-  plugins: (path, flags) => flags === 'wx' && /[\\/]plugins[\\/][^\\/]+$/.test(path) && /\.incomplete-/.test(path),
+  plugins: (path, flags) =>
+    flags === 'wx' && /[\\/]plugins[\\/][^\\/]+$/.test(path) && /\.incomplete-/.test(path),
   manifest: (path, flags) => flags === 'wx' && path.endsWith('manifest.json'),
   marker: (path, flags) => flags === 'wx' && path.endsWith('BACKUP-COMPLETE'),
 };
