@@ -5,6 +5,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { secretLocations } from '../../config/environment';
+import { SECRET_FILES } from '../../config/env-values';
 import { COPY_FILE, DatabaseCopy } from '../../database/copy';
 import { sha256Hex } from '../../community-plugins/files/plugin-storage';
 import {
@@ -188,12 +189,13 @@ export class MakeBackup {
   /** The secrets the service signs with, as this process read them (from the environment or data/). */
   private async copySecrets(into: string): Promise<SecretEntry[]> {
     const where = secretLocations();
-    const secrets: Array<[SecretEntry['setting'], string, string]> = [
-      ['JWT_SECRET', 'jwt-secret', `${this.config.jwt.secret}\n`],
-      ['PLUGIN_MANIFEST_KEY', 'plugin-manifest-key.pem', this.config.pluginManifestKey],
+    const secrets: Array<[SecretEntry['setting'], string]> = [
+      ['JWT_SECRET', `${this.config.jwt.secret}\n`],
+      ['PLUGIN_MANIFEST_KEY', this.config.pluginManifestKey],
     ];
     const entries: SecretEntry[] = [];
-    for (const [setting, name, content] of secrets) {
+    for (const [setting, content] of secrets) {
+      const name = SECRET_FILES[setting];
       await writeDurably(join(into, name), content);
       const file = where[setting];
       entries.push({
