@@ -9,6 +9,7 @@ import { AuditModule } from '../audit/audit.module';
 import { PluginFilesModule } from '../community-plugins/plugin-files.module';
 import { AuditCommand, AuditVerifyCommand, PluginsCommand, PluginsVerifyCommand } from './integrity.commands';
 import { PluginsTestRunCommand } from './test-run.command';
+import { BACKUP_PROVIDERS } from './backup/backup-providers';
 import {
   ActivateCommand,
   DeactivateCommand,
@@ -45,6 +46,7 @@ export class AdminCliModule {
         PluginsTestRunCommand,
         AuditCommand,
         AuditVerifyCommand,
+        ...BACKUP_PROVIDERS,
       ],
     };
   }
