@@ -1,17 +1,14 @@
-import { MigrationInterface, QueryRunner } from 'typeorm';
-import {
-  CATALOGUE_COUNTS_TABLE,
-  SHOWN_CHANGES,
-} from '../src/community-plugins/catalogue/index/catalogue-counts';
+import { MigrationInterface, QueryRunner, Table } from 'typeorm';
+import { SHOWN_CHANGES_TABLE } from '../src/community-plugins/catalogue/index/shown-changes';
 
 const DIGEST_INDEX = 'idx_user_plugins_sha256';
 
 /**
  * Issue 44: files are served by digest (`GET /community-plugins/files/<sha256>`), found through
- * an index on the served digest rather than by reading every plugin; and the `shown` row of
- * `catalogue_counts` counts the writes that change what readers see without moving a plugin
- * between lists or appending to the audit chain (ratings, the missing-file mark), so the
- * answers' ETags change with them. Idempotent.
+ * an index on the served digest rather than by reading every plugin; and `plugin_shown_changes`
+ * (one row) counts the writes that change what readers see without moving a plugin between
+ * lists or appending to the audit chain (src/community-plugins/catalogue/index/shown-changes.ts),
+ * so the answers' ETags change with them. Idempotent.
  */
 export class FilesByDigest1763705000000 implements MigrationInterface {
   name = 'FilesByDigest1763705000000';
@@ -21,19 +18,25 @@ export class FilesByDigest1763705000000 implements MigrationInterface {
     if (plugins && !plugins.indices.some((index) => index.name === DIGEST_INDEX)) {
       await queryRunner.query(`CREATE INDEX \`${DIGEST_INDEX}\` ON \`user_plugins\` (\`sha256\`)`);
     }
+    await queryRunner.createTable(
+      new Table({
+        name: SHOWN_CHANGES_TABLE,
+        columns: [
+          { name: 'id', type: 'integer', isPrimary: true },
+          { name: 'changes', type: 'integer', default: 0 },
+        ],
+      }),
+      true,
+    );
     const [present] = (await queryRunner.query(
-      `SELECT 1 AS \`one\` FROM \`${CATALOGUE_COUNTS_TABLE}\` WHERE \`name\` = ?`,
-      [SHOWN_CHANGES],
+      `SELECT 1 AS \`one\` FROM \`${SHOWN_CHANGES_TABLE}\` WHERE \`id\` = 1`,
     )) as unknown[];
-    if (!present) {
-      await queryRunner.query(`INSERT INTO \`${CATALOGUE_COUNTS_TABLE}\` (\`name\`) VALUES (?)`, [
-        SHOWN_CHANGES,
-      ]);
-    }
+    if (!present)
+      await queryRunner.query(`INSERT INTO \`${SHOWN_CHANGES_TABLE}\` (\`id\`, \`changes\`) VALUES (1, 0)`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`DELETE FROM \`${CATALOGUE_COUNTS_TABLE}\` WHERE \`name\` = ?`, [SHOWN_CHANGES]);
+    await queryRunner.dropTable(SHOWN_CHANGES_TABLE, true);
     const mysql = queryRunner.connection.driver.options.type === 'mysql';
     await queryRunner.query(
       mysql

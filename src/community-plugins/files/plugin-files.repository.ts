@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { setImmediate } from 'node:timers/promises';
 import { EntityManager, IsNull, Not, Repository } from 'typeorm';
 import { retryOnDeadlock } from '../../database/deadlock';
-import { countShownChange } from '../catalogue/index/catalogue-counts';
+import { countShownChange } from '../catalogue/index/shown-changes';
 import { UserPlugin } from '../shared/user-plugin.entity';
 
 /** Rows per statement of the reads that go through every plugin (see inIdPages). */

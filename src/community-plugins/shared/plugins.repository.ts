@@ -4,7 +4,6 @@ import { EntityManager, IsNull, Not, Repository } from 'typeorm';
 import { retryOnDeadlock } from '../../database/deadlock';
 import { identityKey } from '../../users/identity-key';
 import {
-  countShownChange,
   IN_NO_LIST,
   membershipOf,
   moveBetweenLists,
@@ -22,6 +21,7 @@ import {
 } from '../catalogue/index/plugin-search-index';
 import type { IndexedPlugin, IndexRepair } from '../catalogue/index/plugin-search-index';
 import type { RunQuery } from '../catalogue/index/run-query';
+import { countShownChange } from '../catalogue/index/shown-changes';
 import { UserPlugin } from './user-plugin.entity';
 
 const INDEXED_FIELDS = ['name', 'description', 'author', 'tags'] as const satisfies ReadonlyArray<

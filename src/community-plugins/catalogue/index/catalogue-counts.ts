@@ -25,14 +25,6 @@ import type { RunQuery } from './run-query';
 
 export const CATALOGUE_COUNTS_TABLE = 'catalogue_counts';
 
-/**
- * The row whose `changes` counts the writes that change what readers see of a plugin without
- * moving it between lists or appending to the audit chain (a rating, the missing-file mark). With
- * the lists' `changes` and the chain's head count it versions every answer a reader polls
- * (caching/answer-version.repository.ts); its `plugins` is unused. Locked after the lists' rows.
- */
-export const SHOWN_CHANGES = 'shown';
-
 /** The unfiltered lists, in the order their rows are locked. */
 export const CATALOGUE_VIEWS = ['approved', 'listed'] as const;
 export type CatalogueView = (typeof CATALOGUE_VIEWS)[number];
@@ -67,11 +59,6 @@ export async function moveBetweenLists(run: RunQuery, before: Membership, after:
       [delta, view],
     );
   }
-}
-
-/** A change to what readers see, counted in the caller's transaction (see SHOWN_CHANGES). */
-export async function countShownChange(run: RunQuery): Promise<void> {
-  await run('UPDATE `catalogue_counts` SET `changes` = `changes` + 1 WHERE `name` = ?', [SHOWN_CHANGES]);
 }
 
 /** A list's kept size, or null when its row is missing (the caller counts instead). */
