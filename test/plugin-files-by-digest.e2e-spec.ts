@@ -239,9 +239,19 @@ describe('files by digest and answers that can be cached (issue 44)', () => {
       const { id } = await approved('Detail polled');
       const detail = await api(t, bob, 'get', `community-plugins/${id}/`).expect(200);
       const etag = detail.headers.etag as string;
+      expect(etag).toMatch(new RegExp(`^"r${bob.id}\\.[\\d.]+"$`));
       await api(t, bob, 'get', `community-plugins/${id}/`).set('If-None-Match', etag).expect(304);
+      // Its uploader's view is another answer, with a tag of its own.
+      const owner = await api(t, alice, 'get', `community-plugins/${id}/`)
+        .set('If-None-Match', etag)
+        .expect(200);
+      expect(owner.headers.etag).toMatch(new RegExp(`^"r${alice.id}\\.`));
       await revoke(id);
-      await api(t, bob, 'get', `community-plugins/${id}/`).set('If-None-Match', etag).expect(404);
+      const gone = await api(t, bob, 'get', `community-plugins/${id}/`)
+        .set('If-None-Match', etag)
+        .expect(404);
+      expect(gone.body).toEqual({ status: 'fail', message: 'Plugin not found' });
+      expect(gone.headers.etag).toBeUndefined();
     });
 
     it('admins get no ETag: their view shows the re-check verdicts, which no counter versions', async () => {
