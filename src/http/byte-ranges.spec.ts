@@ -1,4 +1,5 @@
 import { byteRange } from './byte-ranges';
+import { presentedTags } from './entity-tags';
 
 describe('byteRange', () => {
   it('reads the three forms of one range, clamped to the representation', () => {
@@ -28,5 +29,13 @@ describe('byteRange', () => {
     expect(byteRange('bytes=100-', 100)).toBe('unsatisfiable');
     expect(byteRange('bytes=100-200', 100)).toBe('unsatisfiable');
     expect(byteRange('bytes=-0', 100)).toBe('unsatisfiable');
+  });
+});
+
+describe('presentedTags', () => {
+  it('reads each tag of a list, weak or strong, and the star', () => {
+    expect(presentedTags('"a", W/"b",*')).toEqual(['"a"', '"b"', '*']);
+    expect(presentedTags(['"a"', '"b"'])).toEqual(['"a"', '"b"']);
+    expect(presentedTags(undefined)).toEqual([]);
   });
 });

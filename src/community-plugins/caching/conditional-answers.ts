@@ -16,6 +16,7 @@ import { Clock } from '../../common/clock';
 import { RouteMetadata } from '../../common/route-metadata';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
+import { presentedTags } from '../../http/entity-tags';
 import { AnswerVersionRepository } from './answer-version.repository';
 
 /**
@@ -61,12 +62,6 @@ export const Conditional = (kind: ConditionalAnswer) =>
       headers: ETAG_HEADERS,
     }),
   );
-
-/** The entity-tags of an If-None-Match header, compared weakly (RFC 9110 13.1.2): `W/` dropped. */
-export function presentedTags(header: string | string[] | undefined): string[] {
-  const text = Array.isArray(header) ? header.join(',') : (header ?? '');
-  return [...text.matchAll(/\*|(?:W\/)?"[^"]*"/g)].map((match) => match[0].replace(/^W\//, ''));
-}
 
 @Injectable()
 export class ConditionalAnswerInterceptor implements NestInterceptor {

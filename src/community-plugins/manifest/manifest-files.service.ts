@@ -4,6 +4,7 @@ import { ApiError } from '../../common/api-error';
 import { canonicalJson } from '../../common/canonical-json';
 import { Transactions } from '../../database/transactions';
 import { byteRange } from '../../http/byte-ranges';
+import { presentedTags } from '../../http/entity-tags';
 import { PluginStorage, sha256Hex } from '../files/plugin-storage';
 import { ManifestRepository } from './manifest.repository';
 import type { ListedFile } from './manifest.repository';
@@ -63,7 +64,7 @@ export class ManifestFilesService {
       'Cache-Control': IMMUTABLE,
       'Accept-Ranges': 'bytes',
     };
-    const presented = (request.ifNoneMatch ?? '').split(',').map((tag) => tag.trim().replace(/^W\//, ''));
+    const presented = presentedTags(request.ifNoneMatch);
     if (presented.includes(etag) || presented.includes('*')) {
       return new Response(null, { status: HttpStatus.NOT_MODIFIED, headers });
     }
