@@ -69,6 +69,15 @@ export function formatPolling(report: PollingReport): string {
     `${(row.full.otherLoad * 100).toFixed(0)} / ${(row.polled.otherLoad * 100).toFixed(0)}`,
     `${row.full.failures + row.polled.failures}`,
   ]);
+  body.push([
+    "an install's poll: the page, then the manifest",
+    poll.full.toFixed(0),
+    poll.polled.toFixed(0),
+    `${(poll.polled / poll.full).toFixed(1)}x`,
+    '',
+    '',
+    '',
+  ]);
   return table(
     [
       'polling install',
