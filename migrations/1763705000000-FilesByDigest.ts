@@ -15,7 +15,12 @@ export class FilesByDigest1763705000000 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const plugins = await queryRunner.getTable('user_plugins');
-    if (plugins && !plugins.indices.some((index) => index.name === DIGEST_INDEX)) {
+    // A table older than digests gets its sha256 column from the schema upgrade after the
+    // migrations, and no index: the lookup is then the approved rows' scan, still correct.
+    if (
+      plugins?.findColumnByName('sha256') &&
+      !plugins.indices.some((index) => index.name === DIGEST_INDEX)
+    ) {
       await queryRunner.query(`CREATE INDEX \`${DIGEST_INDEX}\` ON \`user_plugins\` (\`sha256\`)`);
     }
     await queryRunner.createTable(
