@@ -268,7 +268,8 @@ class Server:
         """(status, headers, body) of a GET; 304 is an answer, any other status but 200 a failure."""
         request = urllib.request.Request(urllib.parse.urljoin(self.base, path))
         if self.token:
-            request.add_header("Authorization", f"Bearer {self.token}")
+            # Unredirected: a redirect to another host does not take the token with it.
+            request.add_unredirected_header("Authorization", f"Bearer {self.token}")
         if etag:
             request.add_header("If-None-Match", etag)
         try:
