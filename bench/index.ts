@@ -17,7 +17,8 @@
  * validator benchmark out, --skip-catalogue-scale the catalogue at scale; --only upload or
  * --only login runs that part alone (the upload run; or the login run and GET sessions beside
  * 20 logins/s, app and baseline) and prints its rows; --only catalogue runs the catalogue at
- * scale alone, --only diffs and --only test-runs those parts; --skip-diffs and --skip-test-runs
+ * scale alone, --only diffs and --only test-runs those parts, --only polling the catalogue row and
+ * a polling install (bench/polling.ts); --skip-diffs and --skip-test-runs
  * leave them out.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,6 +36,7 @@ import { BenchReport, ScenarioRow, scenarioTable, summaryLines } from './report'
 import { BENCH_PASSWORD, login, seed } from './seed';
 import { formatBenchTable, generatePlugin, runValidatorBench } from './validator.bench';
 import { CatalogueScaleReport, formatCatalogueScale, measureCatalogueScale } from './catalogue-scale';
+import { formatPolling, measurePolling } from './polling';
 import { DiffsBesideReport, formatDiffsBeside, measureDiffsBeside } from './diffs-beside';
 import {
   formatTestRunsBeside,
@@ -142,8 +144,8 @@ async function main(): Promise<void> {
       return;
     }
     if (only !== undefined) {
-      if (only !== 'upload' && only !== 'login')
-        throw new Error('--only takes upload, login, catalogue, diffs or test-runs');
+      if (only !== 'upload' && only !== 'login' && only !== 'polling')
+        throw new Error('--only takes upload, login, polling, catalogue, diffs or test-runs');
       await measureOnly(config, only, { database, duration, connections, bcrypt });
       return;
     }
@@ -172,6 +174,7 @@ async function main(): Promise<void> {
         ': high values make every figure in the row unreliable.\n',
     );
     for (const line of summaryLines(report)) console.log(line);
+    if (report.polling) console.log(`\n${formatPolling(report.polling)}`);
 
     progress('generate/confirm_email: known and unknown addresses, SMTP taking 100 ms a mail');
     const confirmTiming = await measureConfirmTiming();
@@ -262,13 +265,21 @@ async function measureUpload(
 /** `--only`: one part of measure(), printed as rows of the same table. */
 async function measureOnly(
   config: AppConfig,
-  only: 'upload' | 'login',
+  only: 'upload' | 'login' | 'polling',
   options: { database: string; duration: number; connections: number; bcrypt: BcryptLimit },
 ): Promise<void> {
   const report = await measure(config, options, only);
-  console.log(`\nsvc-api benchmark, ${only} only — ${report.database}`);
+  console.log(
+    `\nsvc-api benchmark, ${only} only — ${report.database}; load average at start ${report.machine.loadAverage.map((value) => value.toFixed(2)).join(' ')}, at the end ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ')}`,
+  );
   const wanted: Array<keyof BenchReport['rows']> =
-    only === 'upload' ? ['upload'] : ['login', 'sessions', 'sessionsUnderLogins'];
+    only === 'upload'
+      ? ['upload']
+      : only === 'polling'
+        ? ['catalogue']
+        : ['login', 'sessions', 'sessionsUnderLogins'];
   const rows = Object.fromEntries(wanted.map((key) => [key, report.rows[key]]));
   console.log(
     scenarioTable(
@@ -283,6 +294,7 @@ async function measureOnly(
     ),
   );
   if (only === 'login') for (const line of summaryLines(report).slice(0, 5)) console.log(line);
+  if (report.polling) console.log(`\n${formatPolling(report.polling)}`);
   const failed = wanted.filter((key) => report.rows[key].app.failures > 0);
   if (failed.length > 0) {
     console.error(`\nUnexpected answers in: ${failed.map((key) => report.rows[key].name).join('; ')}`);
@@ -313,7 +325,7 @@ async function measure(
     connections: number;
     bcrypt: BcryptLimit;
   },
-  only?: 'upload' | 'login',
+  only?: 'upload' | 'login' | 'polling',
 ): Promise<BenchReport> {
   const { duration, connections, bcrypt } = options;
   const loginDuration = Math.max(duration, LOGIN_MIN_SECONDS);
@@ -409,23 +421,24 @@ async function measure(
       const sessionsPath = '/api/v1/sessions/';
       const skipped = (name: string) => ({ name, app: SKIPPED, baseline: SKIPPED });
       const sessions =
-        only === 'upload'
+        only === 'upload' || only === 'polling'
           ? skipped('GET sessions')
           : await pair(
               `GET ${sessionsPath} (${SESSIONS_PER_USER} sessions)`,
               (origin, who) => get(who, origin, sessionsPath),
               ROUNDS,
             );
-      const catalogue = only
-        ? skipped('GET catalogue')
-        : await pair(
-            `GET /api/v1/community-plugins/ (${APPROVED_PLUGINS} approved, limit 50)`,
-            (origin, who) => get(who, origin, '/api/v1/community-plugins/'),
-            ROUNDS,
-          );
+      const catalogue =
+        only && only !== 'polling'
+          ? skipped('GET catalogue')
+          : await pair(
+              `GET /api/v1/community-plugins/ (${APPROVED_PLUGINS} approved, limit 50)`,
+              (origin, who) => get(who, origin, '/api/v1/community-plugins/'),
+              ROUNDS,
+            );
       // One round each: cutting a login run short leaves hashes queued that would slow the next.
       const loginRow =
-        only === 'upload'
+        only === 'upload' || only === 'polling'
           ? skipped('POST login')
           : await pair('POST /api/v1/login/', (origin, who) => loginSpec(who, origin, {}), 1, settle);
 
@@ -449,7 +462,7 @@ async function measure(
         ];
       };
       const besideName = `GET ${sessionsPath} + ${LOGINS_BESIDE_PER_SECOND} logins/s`;
-      const skipBeside = only === 'upload';
+      const skipBeside = only === 'upload' || only === 'polling';
       if (!skipBeside) progress(`${besideName}: app`);
       const [appBeside, appLogins] = skipBeside ? [SKIPPED, SKIPPED] : await underLogins(app.origin, 'app');
       if (!skipBeside) progress(`${besideName}: bare baseline`);
@@ -457,8 +470,14 @@ async function measure(
         ? [SKIPPED, SKIPPED]
         : await underLogins(baseline.origin, 'baseline');
 
+      const polling =
+        only === undefined || only === 'polling'
+          ? await measurePolling(app.origin, auth, { connections, duration, progress })
+          : undefined;
       const upload =
-        only === 'login' ? SKIPPED : await measureUpload(app.origin, auth, connections, duration);
+        only === 'login' || only === 'polling'
+          ? SKIPPED
+          : await measureUpload(app.origin, auth, connections, duration);
 
       return {
         startedAt: new Date().toISOString(),
@@ -479,6 +498,7 @@ async function measure(
           sessionsUnderLogins: { name: besideName, app: appBeside, baseline: baselineBeside },
         },
         loginsBeside: { app: appLogins, baseline: baselineLogins },
+        polling,
         aims: {
           sessionsRatio: sessions.app.requestsPerSecond / sessions.baseline.requestsPerSecond,
           catalogueRatio: catalogue.app.requestsPerSecond / catalogue.baseline.requestsPerSecond,

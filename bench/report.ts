@@ -8,6 +8,17 @@ export interface ScenarioRow {
   baseline?: LoadResult;
 }
 
+/** One answer of a polling install, full and revalidated (bench/polling.ts). */
+export interface PollingRow {
+  name: string;
+  full: LoadResult;
+  polled: LoadResult;
+}
+
+export interface PollingReport {
+  rows: PollingRow[];
+}
+
 export interface Aims {
   getRatioMin: number;
   loginFractionMin: number;
@@ -32,6 +43,8 @@ export interface BenchReport {
   };
   /** The logins that ran beside the last GET scenario, app then baseline. */
   loginsBeside: { app: LoadResult; baseline?: LoadResult };
+  /** A framework install polling with If-None-Match (bench/polling.ts); absent when not run. */
+  polling?: PollingReport;
   aims: {
     sessionsRatio: number;
     catalogueRatio: number;

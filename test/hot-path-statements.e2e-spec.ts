@@ -40,8 +40,7 @@ describe('statements of the hot paths', () => {
   });
 
   /** The statements `work` makes the app run, the background workers' left out. */
-  async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
-    const queries: string[] = [];
+  async function statementsOf(work: () => Promise<unknown>, queries: string[] = []): Promise<string[]> {
     const original = t.dataSource.logger;
     const counting: TypeOrmLogger = {
       logQuery: (query) => void queries.push(query),
@@ -82,6 +81,33 @@ describe('statements of the hot paths', () => {
     expect(statements[1]).toMatch(/catalogue_counts/);
     // Only the public view's columns: never file_path, nor what admins alone see.
     expect(statements[1]).not.toMatch(/file_path|rejection_reason|reviewed_by_user_id/);
+  });
+
+  it("a poll whose If-None-Match names the current page: the guard's statement and the version's, no plugin row", async () => {
+    const page = await t
+      .http()
+      .get('/api/v1/community-plugins/')
+      .set('Authorization', `Bearer ${alice.token}`)
+      .expect(200);
+    const queries: string[] = [];
+    const statements = await statementsOf(async () => {
+      await t
+        .http()
+        .get('/api/v1/community-plugins/')
+        .set('Authorization', `Bearer ${alice.token}`)
+        .set('If-None-Match', page.headers.etag as string)
+        .expect(304);
+    }, queries);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatch(/user_login_tokens/);
+    // The version: the chain's head count and the kept counts, one statement; no plugin row read.
+    const version = queries.filter(
+      (query) => !/user_login_tokens|outbox_jobs|plugin_rechecks|plugin_versions|file_path/.test(query),
+    );
+    expect(
+      version.filter((query) => /audit_chain/.test(query) && /catalogue_counts/.test(query)),
+    ).toHaveLength(1);
+    expect(version.filter((query) => /user_plugins/.test(query))).toEqual([]);
   });
 
   it('a login: the expired tokens swept, the new one inserted and not read back', async () => {

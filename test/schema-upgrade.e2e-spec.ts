@@ -476,6 +476,12 @@ describe('schema upgrade at start-up', () => {
     const dataDir = dirname(t.config.communityPluginDir);
     // The databases' own DROP COLUMN: TypeORM's would rebuild the table on SQLite.
     await t.dataSource.query('ALTER TABLE user_plugins DROP COLUMN execution_timeout');
+    // A table without the column has no index on it either (SQLite refuses to drop an indexed column).
+    await t.dataSource.query(
+      t.config.database.type === 'mysql'
+        ? 'DROP INDEX idx_user_plugins_sha256 ON user_plugins'
+        : 'DROP INDEX idx_user_plugins_sha256',
+    );
     await t.dataSource.query('ALTER TABLE user_plugins DROP COLUMN sha256');
     const before = await rowsOf(t.dataSource, 'user_plugins');
     expect(before).toHaveLength(1);

@@ -15,6 +15,7 @@ export const AUDIT_ACTIONS = [
   'activate',
   'configuration_change',
   'test_run',
+  'file_mismatch',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { verify, type VerifyOptions } from 'jsonwebtoken';
 import type { KeyObject } from 'node:crypto';
 import { ApiError } from '../common/api-error';
-import { AuthUser, IS_PUBLIC, MISSING_TOKEN_IS_BAD_REQUEST } from '../common/decorators';
+import { ANONYMOUS_READS, AuthUser, IS_PUBLIC, MISSING_TOKEN_IS_BAD_REQUEST } from '../common/decorators';
 import { RouteMetadata } from '../common/route-metadata';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -30,6 +30,7 @@ export class JwtAuthGuard implements CanActivate {
 
   private readonly isPublic: RouteMetadata<boolean>;
   private readonly missingTokenIsBadRequest: RouteMetadata<boolean>;
+  private readonly anonymousReads: RouteMetadata<boolean> | null;
 
   constructor(
     reflector: Reflector,
@@ -42,11 +43,13 @@ export class JwtAuthGuard implements CanActivate {
     this.verifyOptions = { algorithms: [config.jwt.algorithm] };
     this.isPublic = new RouteMetadata(reflector, IS_PUBLIC);
     this.missingTokenIsBadRequest = new RouteMetadata(reflector, MISSING_TOKEN_IS_BAD_REQUEST);
+    this.anonymousReads = config.pluginAnonymousReads ? new RouteMetadata(reflector, ANONYMOUS_READS) : null;
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (this.isPublic.of(context)) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
+    if (request.headers.authorization === undefined && this.anonymousReads?.of(context)) return true;
     if (request.headers.authorization === undefined && this.missingTokenIsBadRequest.of(context)) {
       throw new ApiError(HttpStatus.BAD_REQUEST, 'Invalid Token');
     }

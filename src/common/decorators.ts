@@ -28,9 +28,16 @@ import {
 export const IS_PUBLIC = 'svc:isPublic';
 export const IS_ADMIN_ONLY = 'svc:isAdminOnly';
 export const MISSING_TOKEN_IS_BAD_REQUEST = 'svc:missingTokenIsBadRequest';
+export const ANONYMOUS_READS = 'svc:anonymousReads';
 
 /** The route needs no token. Every other route does (deny by default). */
 export const Public = () => applyDecorators(SetMetadata(IS_PUBLIC, true), ApiPublic());
+
+/**
+ * A request without an Authorization header may read the route when PLUGIN_ANONYMOUS_READS is
+ * on (a public marketplace); a token that is sent is checked as anywhere else.
+ */
+export const AnonymousReads = () => SetMetadata(ANONYMOUS_READS, true);
 
 /** The route needs a token of an admin. */
 export const AdminOnly = () => SetMetadata(IS_ADMIN_ONLY, true);

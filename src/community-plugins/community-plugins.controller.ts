@@ -7,9 +7,11 @@ import {
   Post,
   Put,
   Query,
+  Req,
   UploadedFile,
   UseInterceptors,
 } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { ApiTags } from '@nestjs/swagger';
 import { Args } from '../common/args';
 import { CurrentUser } from '../common/decorators';
@@ -35,6 +37,7 @@ import {
   SourceQuery,
   UploadPluginArgs,
 } from './dto/plugin.dto';
+import { ManifestFilesService } from './manifest/manifest-files.service';
 import { MANIFEST_ROUTES } from './manifest/manifest.routes';
 import { PluginManifestService } from './manifest/plugin-manifest.service';
 import { PluginReviewService } from './review/plugin-review.service';
@@ -56,7 +59,7 @@ import { PluginViewInterceptor, Shown } from './views/plugin-view.interceptor';
  * (`<concern>/<concern>.routes.ts`). Handlers return entities; PluginViewInterceptor picks
  * each plugin's view from the route's audience and wraps the answer in the success envelope
  * (the readers' catalogue returns its views already built from the rows, as Shown).
- * The literal routes (`me`, `mine`, `manifest`) come before `:id` so they are never read as an id.
+ * The literal routes (`me`, `mine`, `manifest`, `files`) come before `:id` so they are never read as an id.
  */
 @ApiTags('community-plugins')
 @Controller('community-plugins')
@@ -69,6 +72,7 @@ export class CommunityPluginsController {
     private readonly versions: PluginVersionsService,
     private readonly ratings: PluginRatingsService,
     private readonly manifests: PluginManifestService,
+    private readonly files: ManifestFilesService,
   ) {}
 
   @UPLOAD_ROUTES.upload()
@@ -114,6 +118,21 @@ export class CommunityPluginsController {
   @Get('manifest/key')
   manifestKey(): ManifestKey {
     return this.manifests.key();
+  }
+
+  @MANIFEST_ROUTES.file()
+  @Get('files/:sha256')
+  file(@Param('sha256') sha256: string, @Req() request: FastifyRequest): Promise<Response> {
+    const header = (name: string) => {
+      const value = request.headers[name];
+      return Array.isArray(value) ? value.join(',') : value;
+    };
+    return this.files.serve(sha256, {
+      method: request.method,
+      ifNoneMatch: header('if-none-match'),
+      range: header('range'),
+      ifRange: header('if-range'),
+    });
   }
 
   @CATALOGUE_ROUTES.detail()

@@ -4,6 +4,9 @@ import { CommunityPluginsController } from './community-plugins.controller';
 import { PluginCatalogueService } from './catalogue/plugin-catalogue.service';
 import { CatalogueRepository } from './catalogue/catalogue.repository';
 import { ManifestRepository } from './manifest/manifest.repository';
+import { ManifestFilesService } from './manifest/manifest-files.service';
+import { AnswerVersionRepository } from './caching/answer-version.repository';
+import { ConditionalAnswerInterceptor } from './caching/conditional-answers';
 import { PluginFileReconciler } from './files/plugin-file-reconciler';
 import { PluginReviewService } from './review/plugin-review.service';
 import { PluginFilesModule } from './plugin-files.module';
@@ -37,6 +40,9 @@ import { DiffPool } from './review/diff-pool';
     PluginCatalogueService,
     CatalogueRepository,
     ManifestRepository,
+    ManifestFilesService,
+    AnswerVersionRepository,
+    ConditionalAnswerInterceptor,
     PluginReviewService,
     PluginUploadService,
     PluginFileReconciler,

@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       pluginManifestTtlSeconds: 86400,
       pluginApprovalsRequired: 1,
       pluginSelfReview: 'forbidden',
+      pluginAnonymousReads: false,
       rateLimit: true,
       redisUrl: null,
       trustedProxies: [],

@@ -96,6 +96,11 @@ export interface AppConfig {
   pluginApprovalsRequired: number;
   /** `forbidden`: an admin may not review a version they uploaded (see docs/plugin-lifecycle.md). */
   pluginSelfReview: PluginSelfReview;
+  /**
+   * A public marketplace: the manifest, its key and the files it lists are read without a
+   * token (a token that is sent is still checked). Off by default: the catalogue is for members.
+   */
+  pluginAnonymousReads: boolean;
   rateLimit: boolean;
   /** Shared limit counters for every replica; null keeps them in the process. */
   redisUrl: string | null;
@@ -227,6 +232,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
     pluginManifestTtlSeconds: read(() => integer(env, 'PLUGIN_MANIFEST_TTL_SECONDS', 86_400, 60, 2_592_000)),
     pluginApprovalsRequired: read(() => integer(env, 'PLUGIN_APPROVALS_REQUIRED', 1, 1, 20)),
     pluginSelfReview: read(() => oneOf(env, 'PLUGIN_SELF_REVIEW', 'forbidden', PLUGIN_SELF_REVIEW)),
+    pluginAnonymousReads: read(() => oneOf(env, 'PLUGIN_ANONYMOUS_READS', 'off', ['off', 'on']) === 'on'),
     rateLimit: read(() => oneOf(env, 'RATE_LIMIT', 'on', ['on', 'off']) === 'on'),
     redisUrl: read(() => redisUrl(env)),
     trustedProxies: read(() => trustedProxies(env)),

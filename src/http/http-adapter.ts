@@ -210,13 +210,17 @@ export function echoRequestId(app: NestFastifyApplication): void {
     });
 }
 
-/** Answers carry tokens, source code and personal data; no cache, shared or private, keeps one. */
+/**
+ * Answers carry tokens, source code and personal data; no cache, shared or private, keeps one,
+ * unless the route says how its answer may be kept (the marketplace's conditional answers and
+ * files by digest): those set Cache-Control themselves, on success only.
+ */
 export function forbidCaching(app: NestFastifyApplication): void {
   app
     .getHttpAdapter()
     .getInstance()
     .addHook('onSend', (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done) => {
-      reply.header('Cache-Control', 'no-store');
+      if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
       done(null, payload);
     });
 }

@@ -454,7 +454,7 @@ export interface paths {
         };
         /**
          * The signed manifest: the approved catalogue as the framework loads it
-         * @description One entry per approved plugin whose file is present and has its approved digest; never a file path (a loader finds a file by its digest). `signature` signs every other member; the key is at `manifest/key/`. A loader refuses a manifest past `expires_at` or with a `serial` lower than the last it loaded (docs/plugin-manifest.md).
+         * @description One entry per approved plugin whose file is present and has its approved digest; never a file path (a file is fetched by its digest from `files/<sha256>/`). `signature` signs every other member; the key is at `manifest/key/`. A loader refuses a manifest past `expires_at` or with a `serial` lower than the last it loaded (docs/plugin-manifest.md). A weak ETag: `If-None-Match` answers 304 while the copy it names is of the current state and has more than half of its lifetime left. Without a token too where `PLUGIN_ANONYMOUS_READS=on` (docs/settings.md).
          */
         get: operations["CommunityPluginsController_manifest"];
         put?: never;
@@ -472,8 +472,31 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The public key that verifies the manifest */
+        /**
+         * The public key that verifies the manifest
+         * @description Without a token too where `PLUGIN_ANONYMOUS_READS=on` (docs/settings.md).
+         */
         get: operations["CommunityPluginsController_manifestKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/community-plugins/files/{sha256}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A file the manifest lists, by its sha256
+         * @description The bytes of the approved version the current manifest lists under this digest, checked against it as they are read. Every other digest (pending, rejected, revoked, unknown) is the same 404. One byte range (`Range: bytes=...`, with `If-Range`) answers 206; several ranges answer the whole file. HEAD answers the headers alone. Without a token too where `PLUGIN_ANONYMOUS_READS=on` (docs/settings.md).
+         */
+        get: operations["CommunityPluginsController_file"];
         put?: never;
         post?: never;
         delete?: never;
@@ -809,7 +832,7 @@ export interface components {
             /** @description The acting user when `actor` is `user` */
             actor_user_id: number | null;
             /** @enum {string} */
-            action: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run";
+            action: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "file_mismatch";
             /**
              * @description `plugin:<id>`, `user:<id>`, `configuration` or `manifest-key`
              * @example plugin:12
@@ -1318,7 +1341,7 @@ export interface operations {
                 /** @description Above 200 counts as 200 */
                 limit?: number;
                 subject?: string;
-                action?: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run";
+                action?: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "file_mismatch";
             };
             header?: never;
             path?: never;
@@ -4077,7 +4100,10 @@ export interface operations {
                 /** @description `pending` and `rejected` are for admins only; `approved` by default */
                 status?: "pending" | "approved" | "rejected";
             };
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy the client holds */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4086,6 +4112,10 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description Version of the answer; send it back in `If-None-Match` */
+                    ETag?: string;
+                    /** @description `private, no-cache`; `public, no-cache` for the manifest and key with PLUGIN_ANONYMOUS_READS=on */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4095,6 +4125,17 @@ export interface operations {
                         data: components["schemas"]["CataloguePage"];
                     };
                 };
+            };
+            /** @description The copy named by `If-None-Match` is current: no body */
+            304: {
+                headers: {
+                    /** @description Version of the answer; send it back in `If-None-Match` */
+                    ETag?: string;
+                    /** @description `private, no-cache`; `public, no-cache` for the manifest and key with PLUGIN_ANONYMOUS_READS=on */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `Invalid query parameters` */
             400: {
@@ -4261,7 +4302,10 @@ export interface operations {
     CommunityPluginsController_manifest: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy the client holds */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4270,6 +4314,10 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description Version of the answer; send it back in `If-None-Match` */
+                    ETag?: string;
+                    /** @description `private, no-cache`; `public, no-cache` for the manifest and key with PLUGIN_ANONYMOUS_READS=on */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4279,6 +4327,17 @@ export interface operations {
                         data: components["schemas"]["PluginManifest"];
                     };
                 };
+            };
+            /** @description The copy named by `If-None-Match` is current: no body */
+            304: {
+                headers: {
+                    /** @description Version of the answer; send it back in `If-None-Match` */
+                    ETag?: string;
+                    /** @description `private, no-cache`; `public, no-cache` for the manifest and key with PLUGIN_ANONYMOUS_READS=on */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
@@ -4312,7 +4371,10 @@ export interface operations {
     CommunityPluginsController_manifestKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy the client holds */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4321,6 +4383,10 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description Version of the answer; send it back in `If-None-Match` */
+                    ETag?: string;
+                    /** @description `private, no-cache`; `public, no-cache` for the manifest and key with PLUGIN_ANONYMOUS_READS=on */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4330,6 +4396,17 @@ export interface operations {
                         data: components["schemas"]["ManifestKey"];
                     };
                 };
+            };
+            /** @description The copy named by `If-None-Match` is current: no body */
+            304: {
+                headers: {
+                    /** @description Version of the answer; send it back in `If-None-Match` */
+                    ETag?: string;
+                    /** @description `private, no-cache`; `public, no-cache` for the manifest and key with PLUGIN_ANONYMOUS_READS=on */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
@@ -4360,10 +4437,130 @@ export interface operations {
             };
         };
     };
+    CommunityPluginsController_file: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The quoted digest of a copy held */
+                "If-None-Match"?: string;
+                /** @description One range, `bytes=first-last`, `first-` or `-suffix` */
+                Range?: string;
+                /** @description The quoted digest: the range only for these bytes */
+                "If-Range"?: string;
+            };
+            path: {
+                /** @description Lower-case hex */
+                sha256: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file */
+            200: {
+                headers: {
+                    /** @description The digest, quoted */
+                    ETag?: string;
+                    /** @description `public, max-age=31536000, immutable` */
+                    "Cache-Control"?: string;
+                    /** @description `attachment` named `<name>-<version>.py` */
+                    "Content-Disposition"?: string;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/x-python": Blob;
+                };
+            };
+            /** @description One range of the file */
+            206: {
+                headers: {
+                    /** @description The digest, quoted */
+                    ETag?: string;
+                    /** @description `public, max-age=31536000, immutable` */
+                    "Cache-Control"?: string;
+                    /** @description `attachment` named `<name>-<version>.py` */
+                    "Content-Disposition"?: string;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    /** @description `bytes first-last/length` */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/x-python": Blob;
+                };
+            };
+            /** @description The copy named by `If-None-Match` is this file */
+            304: {
+                headers: {
+                    /** @description The digest, quoted */
+                    ETag?: string;
+                    /** @description `public, max-age=31536000, immutable` */
+                    "Cache-Control"?: string;
+                    /** @description `attachment` named `<name>-<version>.py` */
+                    "Content-Disposition"?: string;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `File not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Range not satisfiable` */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Plugin file unavailable`; `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
     CommunityPluginsController_detail: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy the client holds */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Decimal digits without a leading zero; any other spelling names nothing */
                 id: number;
@@ -4375,6 +4572,10 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description Version of the answer; send it back in `If-None-Match` */
+                    ETag?: string;
+                    /** @description `private, no-cache`; `public, no-cache` for the manifest and key with PLUGIN_ANONYMOUS_READS=on */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4384,6 +4585,17 @@ export interface operations {
                         data: components["schemas"]["PublicPlugin"] | components["schemas"]["OwnerPlugin"] | components["schemas"]["AdminPlugin"];
                     };
                 };
+            };
+            /** @description The copy named by `If-None-Match` is current: no body */
+            304: {
+                headers: {
+                    /** @description Version of the answer; send it back in `If-None-Match` */
+                    ETag?: string;
+                    /** @description `private, no-cache`; `public, no-cache` for the manifest and key with PLUGIN_ANONYMOUS_READS=on */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {

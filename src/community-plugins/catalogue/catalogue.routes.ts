@@ -2,6 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiQuery } from '@nestjs/swagger';
 import { Authenticated } from '../../common/decorators';
 import { oneOf, routeDocs } from '../../openapi/api-docs';
+import { Conditional, ETAG_HEADERS } from '../caching/conditional-answers';
 import { RatingArgs } from '../dto/plugin-lifecycle.dto';
 import { CataloguePage, CurrentUserView, OwnPluginsPage } from '../dto/plugin.dto';
 import { PLUGIN_GROUPS, PLUGIN_STATUSES, PLUGIN_TYPES, TAG_MAX_LENGTH } from '../shared/plugin-constants';
@@ -39,7 +40,9 @@ export const CATALOGUE_ROUTES = {
           'admin asks for `status=pending` or `status=rejected`.',
         data: CataloguePage,
         fails: { 400: ['Invalid query parameters'], 403: ['Admin privileges required'] },
+        headers: ETAG_HEADERS,
       }),
+      Conditional('reader'),
       ApiQuery({
         name: 'status',
         required: false,
@@ -96,7 +99,9 @@ export const CATALOGUE_ROUTES = {
           'approved is not found except by its uploader and admins.',
         data: oneOf(PublicPluginView, OwnerPluginView, AdminPluginView),
         fails: NOT_FOUND,
+        headers: ETAG_HEADERS,
       }),
+      Conditional('reader'),
       ApiPluginId(),
     ),
   rate: () =>

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { setImmediate } from 'node:timers/promises';
-import { IsNull, Not, Repository } from 'typeorm';
+import { EntityManager, IsNull, Not, Repository } from 'typeorm';
+import { retryOnDeadlock } from '../../database/deadlock';
+import { countShownChange } from '../catalogue/index/shown-changes';
 import { UserPlugin } from '../shared/user-plugin.entity';
 
 /** Rows per statement of the reads that go through every plugin (see inIdPages). */
@@ -61,8 +63,11 @@ export class PluginFilesRepository {
     }
   }
 
+  /** Readers see the digest (public view, manifest): a change they are shown (countShownChange). */
   async setDigestIfUnset(id: number, filePath: string, sha256: string): Promise<void> {
-    await this.plugins.update({ id, filePath, sha256: IsNull() }, { sha256 });
+    await this.shownWrite(async (manager) =>
+      Boolean((await manager.update(UserPlugin, { id, filePath, sha256: IsNull() }, { sha256 })).affected),
+    );
   }
 
   /**
@@ -91,10 +96,27 @@ export class PluginFilesRepository {
 
   /** Marks (a Date) or clears (null) a missing file; false when the row is gone or already so. */
   async setFileMissing(id: number, at: Date | null): Promise<boolean> {
-    const updated = await this.plugins.update(
-      { id, fileMissingAt: at === null ? Not(IsNull()) : IsNull() },
-      { fileMissingAt: at },
+    return this.shownWrite(async (manager) =>
+      Boolean(
+        (
+          await manager.update(
+            UserPlugin,
+            { id, fileMissingAt: at === null ? Not(IsNull()) : IsNull() },
+            { fileMissingAt: at },
+          )
+        ).affected,
+      ),
     );
-    return Boolean(updated.affected);
+  }
+
+  /** A write that readers see (the manifest leaves out a missing file), counted with it when it changed a row. */
+  private shownWrite(write: (manager: EntityManager) => Promise<boolean>): Promise<boolean> {
+    return retryOnDeadlock(() =>
+      this.plugins.manager.transaction(async (manager) => {
+        const changed = await write(manager);
+        if (changed) await countShownChange((sql, params) => manager.query(sql, params) as Promise<unknown>);
+        return changed;
+      }),
+    );
   }
 }

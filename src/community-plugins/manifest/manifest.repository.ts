@@ -14,6 +14,15 @@ export interface ManifestEntryRow {
   sha256: string;
 }
 
+/** A file the manifest lists, as the files route serves it. */
+export interface ListedFile {
+  id: number;
+  name: string;
+  version: string;
+  /** Relative to COMMUNITY_PLUGIN_DIR; never in an answer. */
+  filePath: string;
+}
+
 type ManifestSnapshotRow = { serial: number | string | null; id: number | string | null } & Omit<
   ManifestEntryRow,
   'id'
@@ -31,6 +40,18 @@ export class ManifestRepository {
    * `serial` audit entries. Two statements, even in one transaction, would depend on the
    * isolation level (READ COMMITTED takes a fresh snapshot per statement).
    */
+  /**
+   * The plugin whose served file has this digest, if the manifest lists it now (through the
+   * digest's index); a digest that is pending, rejected, revoked or unknown finds nothing.
+   */
+  async listedFile(sha256: string): Promise<ListedFile | null> {
+    const [row] = (await this.plugins.query(
+      `SELECT p.id, p.name, p.version, p.file_path FROM user_plugins p WHERE p.sha256 = ? AND ${MANIFEST_LISTED}`,
+      [sha256],
+    )) as Array<{ id: number | string; name: string; version: string; file_path: string }>;
+    return row ? { id: Number(row.id), name: row.name, version: row.version, filePath: row.file_path } : null;
+  }
+
   async manifestSnapshot(): Promise<{ serial: number; entries: ManifestEntryRow[] }> {
     // The head as a subquery keeps InnoDB reading user_plugins in primary-key order (joining it
     // sorted 100,000 rows in a temporary table: 780 ms against 340 ms). Only an empty list needs

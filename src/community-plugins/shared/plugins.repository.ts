@@ -21,6 +21,7 @@ import {
 } from '../catalogue/index/plugin-search-index';
 import type { IndexedPlugin, IndexRepair } from '../catalogue/index/plugin-search-index';
 import type { RunQuery } from '../catalogue/index/run-query';
+import { countShownChange } from '../catalogue/index/shown-changes';
 import { UserPlugin } from './user-plugin.entity';
 
 const INDEXED_FIELDS = ['name', 'description', 'author', 'tags'] as const satisfies ReadonlyArray<
@@ -103,7 +104,9 @@ export class PluginsRepository {
   /**
    * A change to an indexed field (none of today's writes makes one) re-indexes the plugin; a
    * change of status or of the altered mark moves it between the catalogue's lists, whose
-   * counts and the plugin's runs change in the same transaction.
+   * counts and the plugin's runs change in the same transaction. Every update counts a change
+   * of what readers see (countShownChange), after the lists' rows: a rating appends nothing
+   * to the audit chain and moves no list, yet changes the answers' ETags.
    */
   async update(manager: EntityManager, id: number, values: Partial<UserPlugin>): Promise<void> {
     const moves = values.status !== undefined || values.fileAlteredAt !== undefined;
@@ -116,6 +119,7 @@ export class PluginsRepository {
       };
       await moveLists(runner(manager), id, membershipOf(before), membershipOf(after));
     }
+    await countShownChange(runner(manager));
     if (INDEXED_FIELDS.some((field) => values[field] !== undefined)) {
       const plugin = await manager.findOneBy(UserPlugin, { id });
       if (plugin) await reindexPlugin(runner(manager), indexedOf(plugin));

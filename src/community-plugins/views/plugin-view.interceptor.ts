@@ -33,10 +33,15 @@ export class PluginViewInterceptor implements NestInterceptor {
     const caller = context.switchToHttp().getRequest<Request & { user?: AuthUser }>().user;
     if (!caller?.isAdmin || audience === 'uploader') {
       // Readers and uploaders get no verdicts: no query, so no promise per answer either.
-      return next.handle().pipe(map((data: unknown) => success(render(data, audience, caller))));
+      return next
+        .handle()
+        .pipe(
+          map((data: unknown) => (data instanceof Response ? data : success(render(data, audience, caller)))),
+        );
     }
     return next.handle().pipe(
       mergeMap(async (data: unknown) => {
+        if (data instanceof Response) return data;
         await this.attachRechecks(data);
         return success(render(data, audience, caller));
       }),

@@ -1,0 +1,138 @@
+import {
+  applyDecorators,
+  CallHandler,
+  ExecutionContext,
+  Inject,
+  Injectable,
+  NestInterceptor,
+  SetMetadata,
+  UseInterceptors,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { ApiHeader, ApiResponse } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { from, map, mergeMap, Observable, of } from 'rxjs';
+import { Clock } from '../../common/clock';
+import { RouteMetadata } from '../../common/route-metadata';
+import type { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { presentedTags } from '../../http/entity-tags';
+import { AnswerVersionRepository } from './answer-version.repository';
+
+/**
+ * What an answer's ETag is made of:
+ * - `reader`: a reader's view of the plugins (catalogue pages, one plugin), versioned by
+ *   AnswerVersionRepository and by who asks (their view may be the owner's); admins get no
+ *   ETag, since their view shows the re-check's verdicts, which no counter versions.
+ * - `manifest`: the same version and when the manifest was issued. A manifest is re-signed on
+ *   every fetch with a new `expires_at`, so the ETag is weak, and a copy is kept (304) only
+ *   while it has more than half of its lifetime left: a poller never holds an expired one.
+ * - `key`: the key's fingerprint, from the answer itself (no read at all).
+ */
+export type ConditionalAnswer = 'reader' | 'manifest' | 'key';
+
+const CONDITIONAL_ANSWER = 'svc:conditionalAnswer';
+
+/** The headers of a conditional answer, for its 200's documentation (RouteOptions.headers). */
+export const ETAG_HEADERS = {
+  ETag: { description: 'Version of the answer; send it back in `If-None-Match`', schema: { type: 'string' } },
+  'Cache-Control': {
+    description:
+      '`private, no-cache`; `public, no-cache` for the manifest and key with PLUGIN_ANONYMOUS_READS=on',
+    schema: { type: 'string' },
+  },
+};
+
+/**
+ * A route whose answer can be revalidated: it carries an ETag and `Cache-Control: no-cache`,
+ * and a request whose `If-None-Match` names the current version is answered 304 with no body.
+ */
+export const Conditional = (kind: ConditionalAnswer) =>
+  applyDecorators(
+    SetMetadata(CONDITIONAL_ANSWER, kind),
+    UseInterceptors(ConditionalAnswerInterceptor),
+    ApiHeader({
+      name: 'If-None-Match',
+      required: false,
+      description: 'The ETag of the copy the client holds',
+    }),
+    ApiResponse({
+      status: 304,
+      description: 'The copy named by `If-None-Match` is current: no body',
+      headers: ETAG_HEADERS,
+    }),
+  );
+
+@Injectable()
+export class ConditionalAnswerInterceptor implements NestInterceptor {
+  private readonly halfLifeMs: number;
+  private readonly kind: RouteMetadata<ConditionalAnswer>;
+
+  constructor(
+    reflector: Reflector,
+    private readonly versions: AnswerVersionRepository,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.halfLifeMs = (config.pluginManifestTtlSeconds * 1000) / 2;
+    this.kind = new RouteMetadata(reflector, CONDITIONAL_ANSWER);
+  }
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const kind = this.kind.of(context);
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
+    const caller = request.user;
+    // Shared caches may keep what is the same for everyone who may read it; Vary keeps a
+    // reader's copy from reaching another reader (or an admin) all the same.
+    const shared = kind !== 'reader' && this.config.pluginAnonymousReads;
+    const headers: Record<string, string> = {
+      'Cache-Control': `${shared ? 'public' : 'private'}, no-cache`,
+      Vary: 'Authorization',
+    };
+    const presented = presentedTags(request.headers['if-none-match']);
+    const notModified = (etag: string) =>
+      new Response(null, { status: 304, headers: { ...headers, ETag: etag } });
+    const send = (etag: string | null) => (data: unknown) => {
+      void reply.headers(etag === null ? headers : { ...headers, ETag: etag });
+      return data;
+    };
+
+    if (kind === 'key') {
+      return next.handle().pipe(
+        map((data) => {
+          const etag = `"k.${(data as { fingerprint: string }).fingerprint}"`;
+          return presented.some((tag) => tag === '*' || tag === etag) ? notModified(etag) : send(etag)(data);
+        }),
+      );
+    }
+    if (kind === 'reader' && caller?.isAdmin) return next.handle().pipe(map(send(null)));
+
+    // Read before the answer: a write between the two makes the tag older than the answer
+    // (the next poll gets it again), never newer (which would keep a stale copy).
+    return from(this.versions.current()).pipe(
+      mergeMap((version) => {
+        if (kind === 'reader') {
+          const etag = `"r${caller?.id ?? 0}.${version}"`;
+          if (presented.some((tag) => tag === '*' || tag === etag)) return of(notModified(etag));
+          return next.handle().pipe(map(send(etag)));
+        }
+        const fresh = presented.find((tag) => this.freshManifestTag(tag, version));
+        if (fresh !== undefined) return of(notModified(`W/${fresh}`));
+        return next.handle().pipe(
+          map((data) => {
+            const issued = Math.floor(Date.parse((data as { issued_at: string }).issued_at) / 1000);
+            return send(`W/"m.${version}.${issued}"`)(data);
+          }),
+        );
+      }),
+    );
+  }
+
+  /** A manifest tag of this version whose copy has more than half of its lifetime left. */
+  private freshManifestTag(tag: string, version: string): boolean {
+    const match = /^"m\.([\d.]+)\.(\d+)"$/.exec(tag);
+    if (!match || match[1] !== version) return false;
+    return Number(match[2]) * 1000 + this.halfLifeMs > this.clock.now().getTime();
+  }
+}
