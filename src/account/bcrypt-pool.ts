@@ -25,6 +25,8 @@ const NICE_INCREMENT = 10;
 export class BcryptPool {
   private readonly threads: Piscina<BcryptJob, string | boolean>;
   private readonly waiting: (() => void)[] = [];
+  /** Told how long each job waited for a thread (the app's metrics). */
+  waited: (seconds: number) => void = () => undefined;
   private readonly taken = new Set<Promise<unknown>>();
   private running = 0;
   private closed = false;
@@ -48,6 +50,11 @@ export class BcryptPool {
     return this.running;
   }
 
+  /** Jobs waiting for a thread, and hashing. */
+  get load(): { waiting: number; running: number } {
+    return { waiting: this.waiting.length, running: this.running };
+  }
+
   hash(password: string, cost: number): Promise<string> {
     return this.run({ op: 'hash', password, cost }) as Promise<string>;
   }
@@ -65,8 +72,10 @@ export class BcryptPool {
 
   private run(job: BcryptJob): Promise<string | boolean> {
     if (this.closed) return Promise.reject(new Error('bcrypt pool closed'));
+    const since = performance.now();
     const result = new Promise<string | boolean>((resolve, reject) => {
       this.waiting.push(() => {
+        this.waited((performance.now() - since) / 1000);
         void this.threads
           .run(job)
           .then(resolve, reject)

@@ -45,6 +45,8 @@ export interface ValidatorPoolOptions {
   python?: string;
   /** Where a rejection without a verdict is reported (the app passes its logger). */
   warn?: (message: string) => void;
+  /** Told how long each upload waited for a worker (the app's metrics). */
+  waited?: (seconds: number) => void;
 }
 
 const INTERNAL_ERROR: Violation = {
@@ -94,7 +96,13 @@ export class ValidatorPool {
       concurrency: size,
       maxQueued: options.maxQueued ?? MAX_QUEUED_VALIDATIONS,
       maxQueuedPerOwner: options.maxQueuedPerUploader ?? MAX_QUEUED_VALIDATIONS_PER_UPLOADER,
+      waited: options.waited,
     });
+  }
+
+  /** Uploads waiting for a worker, and being analysed. */
+  get load(): { waiting: number; running: number } {
+    return this.queue.load;
   }
 
   async validate(source: Buffer, uploader = ''): Promise<ValidationResult> {

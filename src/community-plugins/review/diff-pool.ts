@@ -13,6 +13,8 @@ export interface DiffPoolOptions {
   threads: number;
   /** Diffs that may wait for a thread; beyond that they are refused with DiffBusyError. */
   maxQueued: number;
+  /** Told how long each diff waited for a thread (the app's metrics). */
+  waited?: (seconds: number) => void;
 }
 
 /**
@@ -39,7 +41,13 @@ export class DiffPool {
       concurrency: options.threads,
       maxQueued: options.maxQueued,
       maxQueuedPerOwner: options.maxQueued,
+      waited: options.waited,
     });
+  }
+
+  /** Diffs waiting for a thread, and being computed. */
+  get load(): { waiting: number; running: number } {
+    return this.queue.load;
   }
 
   async diff(reader: string, before: string, after: string): Promise<DiffHunks> {
