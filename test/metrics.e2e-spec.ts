@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { get, type IncomingHttpHeaders } from 'node:http';
+import { join } from 'node:path';
 import type { ApiHttpAdapter } from '../src/http/http-adapter';
 import { MetricsListener } from '../src/metrics/metrics-listener';
 import { login, newUser, registerAndActivate, signUp } from './helpers/accounts';
@@ -143,6 +145,16 @@ describe('GET /metrics', () => {
       expect(text).toContain('# TYPE svc_db_query_deadline_exceeded_total counter');
       expect(text).toContain('# TYPE svc_mail_failures_total counter');
       expect(text).toContain('# TYPE nodejs_eventloop_lag_seconds gauge');
+    });
+
+    it("names only metrics the app exposes in deploy/'s Grafana dashboard", async () => {
+      const { text } = await scrapePort(t);
+      const dashboard = readFileSync(join(__dirname, '../deploy/grafana/svc-api-dashboard.json'), 'utf8');
+      const named = new Set(dashboard.match(/\b(svc|process|nodejs)_\w+/g));
+      expect(named.size).toBeGreaterThan(10);
+      const exposed = (name: string) =>
+        [name, name.replace(/_(bucket|count|sum)$/, '')].some((metric) => text.includes(`# HELP ${metric} `));
+      expect([...named].filter((name) => !exposed(name))).toEqual([]);
     });
 
     it('times the bcrypt queue: every login waits its turn and is counted', async () => {
