@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import Piscina from 'piscina';
 import { eventLoopLoad } from '../common/event-loop-load';
 import type { BcryptJob } from './bcrypt-worker';
+import type { QueueLoad, WaitObserver } from '../metrics/metrics';
 
 /**
  * Linux keeps a nice value per thread: a hashing thread at nice 10 gives the CPU up to the
@@ -26,7 +27,7 @@ export class BcryptPool {
   private readonly threads: Piscina<BcryptJob, string | boolean>;
   private readonly waiting: (() => void)[] = [];
   /** Told how long each job waited for a thread (the app's metrics). */
-  waited: (seconds: number) => void = () => undefined;
+  waited: WaitObserver = () => undefined;
   private readonly taken = new Set<Promise<unknown>>();
   private running = 0;
   private closed = false;
@@ -51,7 +52,7 @@ export class BcryptPool {
   }
 
   /** Jobs waiting for a thread, and hashing. */
-  get load(): { waiting: number; running: number } {
+  get load(): QueueLoad {
     return { waiting: this.waiting.length, running: this.running };
   }
 

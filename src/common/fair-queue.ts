@@ -1,3 +1,5 @@
+import type { QueueLoad, WaitObserver } from '../metrics/metrics';
+
 /** Why a job was not run: the queue was full, or it has been closed. */
 export class QueueRefusedError extends Error {
   constructor(
@@ -18,7 +20,7 @@ export interface FairQueueOptions {
   /** Jobs one owner may have waiting, so one owner's flood cannot fill the queue. */
   maxQueuedPerOwner: number;
   /** Told, as each job starts, how long it waited for its slot (the metrics' queue waits). */
-  waited?: (seconds: number) => void;
+  waited?: WaitObserver;
 }
 
 interface Waiting {
@@ -44,7 +46,7 @@ export class FairQueue {
   constructor(private readonly options: FairQueueOptions) {}
 
   /** Jobs waiting for a slot, and jobs started and not yet settled (the metrics read it). */
-  get load(): { waiting: number; running: number } {
+  get load(): QueueLoad {
     return { waiting: this.queued, running: this.running };
   }
 

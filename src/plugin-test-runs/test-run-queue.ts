@@ -1,3 +1,5 @@
+import type { QueueLoad, WaitObserver } from '../metrics/metrics';
+
 /**
  * At most `concurrency` test-runs at a time (one per core: a run is a CPU-bound process), and
  * at most `maxWaiting` admitted runs waiting for one. `admit` decides at once, so a request is
@@ -12,11 +14,11 @@ export class TestRunQueue {
     private readonly concurrency: number,
     private readonly maxWaiting: number,
     /** Told how long each run waited for a core (the app's metrics). */
-    private readonly waited: (seconds: number) => void = () => undefined,
+    private readonly waited: WaitObserver = () => undefined,
   ) {}
 
   /** Admitted runs waiting for a core, and runs running. */
-  get load(): { waiting: number; running: number } {
+  get load(): QueueLoad {
     return { waiting: this.waiting.length, running: this.running };
   }
 

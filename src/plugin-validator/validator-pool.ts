@@ -2,6 +2,7 @@ import { FairQueue, QueueRefusedError } from '../common/fair-queue';
 import { PythonWorker } from './python-worker';
 import { Rule } from './rules';
 import type { ValidationResult, Violation } from './types';
+import type { QueueLoad, WaitObserver } from '../metrics/metrics';
 
 /**
  * Wall time, a backstop for a stuck worker: the analyser's CPU budget (below) bounds the work.
@@ -46,7 +47,7 @@ export interface ValidatorPoolOptions {
   /** Where a rejection without a verdict is reported (the app passes its logger). */
   warn?: (message: string) => void;
   /** Told how long each upload waited for a worker (the app's metrics). */
-  waited?: (seconds: number) => void;
+  waited?: WaitObserver;
 }
 
 const INTERNAL_ERROR: Violation = {
@@ -101,7 +102,7 @@ export class ValidatorPool {
   }
 
   /** Uploads waiting for a worker, and being analysed. */
-  get load(): { waiting: number; running: number } {
+  get load(): QueueLoad {
     return this.queue.load;
   }
 

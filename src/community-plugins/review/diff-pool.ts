@@ -2,6 +2,7 @@ import Piscina from 'piscina';
 import { FairQueue, QueueRefusedError } from '../../common/fair-queue';
 import type { DiffJob } from './diff-worker';
 import type { DiffHunks } from './unified-diff';
+import type { QueueLoad, WaitObserver } from '../../metrics/metrics';
 
 /** As the bcrypt threads (src/account/bcrypt-pool.ts): the event loop gets the CPU first. */
 const NICE_INCREMENT = 10;
@@ -14,7 +15,7 @@ export interface DiffPoolOptions {
   /** Diffs that may wait for a thread; beyond that they are refused with DiffBusyError. */
   maxQueued: number;
   /** Told how long each diff waited for a thread (the app's metrics). */
-  waited?: (seconds: number) => void;
+  waited?: WaitObserver;
 }
 
 /**
@@ -46,7 +47,7 @@ export class DiffPool {
   }
 
   /** Diffs waiting for a thread, and being computed. */
-  get load(): { waiting: number; running: number } {
+  get load(): QueueLoad {
     return this.queue.load;
   }
 
