@@ -73,7 +73,9 @@ async function main(): Promise<void> {
   const metrics = app.get(MetricsListener).address;
   const listening =
     `svc-api listening on http://${config.host}:${config.port} (${database})` +
-    (metrics === null ? '' : `, metrics on http://${metrics.address}:${metrics.port}/metrics`);
+    (metrics === null
+      ? ''
+      : `, metrics on http://${metrics.family === 'IPv6' ? `[${metrics.address}]` : metrics.address}:${metrics.port}/metrics`);
   const refusal = await pluginDirectoryRefusal(app);
   if (refusal === null) {
     logger.log(`${listening} after ${Math.round(performance.now() - started)} ms`, 'Main');

@@ -29,7 +29,16 @@ export class MetricsListener implements OnApplicationShutdown {
   async listen(): Promise<void> {
     const settings = this.config.metrics;
     if (settings?.port == null || this.server !== null) return;
-    const server = createServer((request, response) => void this.answer(request, response, settings.token));
+    // The API's own bounds on a slow client (docs/security.md#connections).
+    const { httpHeadersTimeoutMs, httpRequestTimeoutMs, httpKeepAliveTimeoutMs } = this.config;
+    const server = createServer(
+      {
+        headersTimeout: httpHeadersTimeoutMs,
+        requestTimeout: httpRequestTimeoutMs,
+        keepAliveTimeout: httpKeepAliveTimeoutMs,
+      },
+      (request, response) => void this.answer(request, response, settings.token),
+    );
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
