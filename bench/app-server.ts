@@ -16,7 +16,8 @@ import { ADMIN_EMAIL } from './seed';
 /**
  * The settings every bench run gives the app and the baseline: a database of its own (the
  * given MySQL URL, or SQLite in `workDir`), a random JWT secret, no rate limits, no
- * per-address connection cap, no logs.
+ * per-address connection cap, no logs; with BENCH_METRICS=on, metrics kept and served on a
+ * listener of their own (METRICS_PORT), as an operator who scrapes the app runs it.
  */
 export function benchConfig(
   workDir: string,
@@ -35,6 +36,7 @@ export function benchConfig(
       PORT: '0',
       // Every simulated client is 127.0.0.1: BENCH_CONNECTIONS may be more than one address's cap.
       HTTP_CONNECTIONS_PER_ADDRESS: '0',
+      ...(process.env.BENCH_METRICS?.trim() === 'on' ? { METRICS_PORT: '0' } : {}),
       ...settings,
     },
     workDir,

@@ -13,12 +13,14 @@
  *   BENCH_CONNECTIONS   concurrent connections of the GET and upload runs (default 10).
  *   BENCH_CATALOGUE_PLUGINS  approved plugins of the catalogue-at-scale part (default 100000).
  *   BENCH_CATALOGUE_SAMPLES  requests measured per catalogue-at-scale row (default 200).
+ *   BENCH_METRICS       `on`: the app keeps and serves its metrics (METRICS_PORT); default
+ *                       off, as the app's default.
  * Arguments: --json <file> also writes the figures as JSON; --skip-validator leaves the
  * validator benchmark out, --skip-catalogue-scale the catalogue at scale; --only upload or
  * --only login runs that part alone (the upload run; or the login run and GET sessions beside
- * 20 logins/s, app and baseline) and prints its rows; --only catalogue runs the catalogue at
- * scale alone, --only diffs and --only test-runs those parts, --only polling the catalogue row and
- * a polling install (bench/polling.ts); --skip-diffs and --skip-test-runs
+ * 20 logins/s, app and baseline) and prints its rows, --only get the two GET rows; --only
+ * catalogue runs the catalogue at scale alone, --only diffs and --only test-runs those parts,
+ * --only polling the catalogue row and a polling install (bench/polling.ts); --skip-diffs and --skip-test-runs
  * leave them out.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -86,9 +88,10 @@ async function main(): Promise<void> {
     });
     if (databaseUrl) await emptyDatabase(databaseUrl);
     const database =
-      config.database.type === 'sqlite'
+      (config.database.type === 'sqlite'
         ? 'SQLite (better-sqlite3, temporary file)'
-        : `MySQL/MariaDB ${config.database.host}:${config.database.port}/${config.database.database} (mysql2)`;
+        : `MySQL/MariaDB ${config.database.host}:${config.database.port}/${config.database.database} (mysql2)`) +
+      (config.metrics === null ? ', metrics off' : ', metrics on');
 
     progress(`measuring one bcrypt compare at cost ${bcryptCost}`);
     const bcrypt = await measureBcryptLimit(bcryptCost);
@@ -144,8 +147,8 @@ async function main(): Promise<void> {
       return;
     }
     if (only !== undefined) {
-      if (only !== 'upload' && only !== 'login' && only !== 'polling')
-        throw new Error('--only takes upload, login, polling, catalogue, diffs or test-runs');
+      if (only !== 'upload' && only !== 'login' && only !== 'get' && only !== 'polling')
+        throw new Error('--only takes upload, login, get, polling, catalogue, diffs or test-runs');
       await measureOnly(config, only, { database, duration, connections, bcrypt });
       return;
     }
@@ -262,10 +265,13 @@ async function measureUpload(
   return summarize(uploadLoad.runs, uploadLoad);
 }
 
+/** The parts of measure() that `--only` runs alone. */
+type Only = 'upload' | 'login' | 'get' | 'polling';
+
 /** `--only`: one part of measure(), printed as rows of the same table. */
 async function measureOnly(
   config: AppConfig,
-  only: 'upload' | 'login' | 'polling',
+  only: Only,
   options: { database: string; duration: number; connections: number; bcrypt: BcryptLimit },
 ): Promise<void> {
   const report = await measure(config, options, only);
@@ -274,12 +280,12 @@ async function measureOnly(
       .map((value) => value.toFixed(2))
       .join(' ')}`,
   );
-  const wanted: Array<keyof BenchReport['rows']> =
-    only === 'upload'
-      ? ['upload']
-      : only === 'polling'
-        ? ['catalogue']
-        : ['login', 'sessions', 'sessionsUnderLogins'];
+  const wanted: Array<keyof BenchReport['rows']> = {
+    upload: ['upload' as const],
+    login: ['login' as const, 'sessions' as const, 'sessionsUnderLogins' as const],
+    get: ['sessions' as const, 'catalogue' as const],
+    polling: ['catalogue' as const],
+  }[only];
   const rows = Object.fromEntries(wanted.map((key) => [key, report.rows[key]]));
   console.log(
     scenarioTable(
@@ -295,6 +301,9 @@ async function measureOnly(
   );
   if (only === 'login') for (const line of summaryLines(report).slice(0, 5)) console.log(line);
   if (report.polling) console.log(`\n${formatPolling(report.polling)}`);
+  if (only === 'get')
+    for (const line of summaryLines(report).filter((each) => each.startsWith('GET routes')))
+      console.log(line);
   const failed = wanted.filter((key) => report.rows[key].app.failures > 0);
   if (failed.length > 0) {
     console.error(`\nUnexpected answers in: ${failed.map((key) => report.rows[key].name).join('; ')}`);
@@ -325,7 +334,7 @@ async function measure(
     connections: number;
     bcrypt: BcryptLimit;
   },
-  only?: 'upload' | 'login' | 'polling',
+  only?: Only,
 ): Promise<BenchReport> {
   const { duration, connections, bcrypt } = options;
   const loginDuration = Math.max(duration, LOGIN_MIN_SECONDS);
@@ -429,7 +438,7 @@ async function measure(
               ROUNDS,
             );
       const catalogue =
-        only && only !== 'polling'
+        only === 'upload' || only === 'login'
           ? skipped('GET catalogue')
           : await pair(
               `GET /api/v1/community-plugins/ (${APPROVED_PLUGINS} approved, limit 50)`,
@@ -438,7 +447,7 @@ async function measure(
             );
       // One round each: cutting a login run short leaves hashes queued that would slow the next.
       const loginRow =
-        only === 'upload' || only === 'polling'
+        only === 'upload' || only === 'polling' || only === 'get'
           ? skipped('POST login')
           : await pair('POST /api/v1/login/', (origin, who) => loginSpec(who, origin, {}), 1, settle);
 
@@ -462,7 +471,7 @@ async function measure(
         ];
       };
       const besideName = `GET ${sessionsPath} + ${LOGINS_BESIDE_PER_SECOND} logins/s`;
-      const skipBeside = only === 'upload' || only === 'polling';
+      const skipBeside = only === 'upload' || only === 'polling' || only === 'get';
       if (!skipBeside) progress(`${besideName}: app`);
       const [appBeside, appLogins] = skipBeside ? [SKIPPED, SKIPPED] : await underLogins(app.origin, 'app');
       if (!skipBeside) progress(`${besideName}: bare baseline`);
@@ -475,7 +484,7 @@ async function measure(
           ? await measurePolling(app.origin, auth, { connections, duration, progress })
           : undefined;
       const upload =
-        only === 'login' || only === 'polling'
+        only === 'login' || only === 'polling' || only === 'get'
           ? SKIPPED
           : await measureUpload(app.origin, auth, connections, duration);
 

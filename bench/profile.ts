@@ -7,7 +7,8 @@
  * and our own layers cost. Prints a table; writes nothing into the repository.
  *
  * Environment: BENCH_DATABASE_URL (a MySQL/MariaDB database of its own; it is EMPTIED first;
- * default SQLite in a temporary directory), BENCH_DURATION (seconds per server, default 6).
+ * default SQLite in a temporary directory), BENCH_DURATION (seconds per server, default 6),
+ * BENCH_METRICS=on (the app keeps its metrics: their cost is the prom-client and src/metrics rows).
  * Arguments: the paths to profile (default /api/v1/sessions/ and /api/v1/community-plugins/).
  */
 import { Session } from 'node:inspector/promises';

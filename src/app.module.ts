@@ -16,6 +16,7 @@ import { HealthModule } from './health/health.module';
 import { HttpEdgeModule } from './http/http-edge.module';
 import { LoggingModule } from './logging/logging.module';
 import { MailModule } from './mail/mail.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { SCHEMA_UPGRADE } from './schema-upgraded-entities';
@@ -31,6 +32,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule,
+        MetricsModule.forRoot({ served: true }),
         CommonModule,
         DatabaseModule.forRoot({ upgrade: SCHEMA_UPGRADE, migrate: 'at-start' }),
         OutboxModule,

@@ -8,6 +8,7 @@ import { applySecurityHeaders } from './http/security-headers';
 import { closeAfterUnreadBodies } from './http/unread-body';
 import { AppLogger } from './logging/app-logger';
 import { logRequests } from './logging/request-log';
+import { serveMetrics } from './metrics/serve-metrics';
 import { setupOpenApi } from './openapi/openapi';
 import { servePages } from './pages/pages';
 
@@ -31,4 +32,5 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   setupOpenApi(app);
   // The pages the activation mail links (outside /api/v1, with the same headers).
   servePages(app);
+  await serveMetrics(app);
 }

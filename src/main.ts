@@ -17,6 +17,7 @@ import { StartupWork } from './common/startup-work';
 import { Readiness } from './health/readiness';
 import { waitForDatabase } from './database/wait-for-database';
 import { createPino } from './logging/log-destination';
+import { MetricsListener } from './metrics/metrics-listener';
 
 function loadConfigOrExit(): AppConfig {
   try {
@@ -69,7 +70,12 @@ async function main(): Promise<void> {
   await app.listen(config.port, config.host);
   const database =
     config.database.type === 'sqlite' ? `SQLite ${config.database.path}` : `MySQL ${config.database.host}`;
-  const listening = `svc-api listening on http://${config.host}:${config.port} (${database})`;
+  const metrics = app.get(MetricsListener).address;
+  const listening =
+    `svc-api listening on http://${config.host}:${config.port} (${database})` +
+    (metrics === null
+      ? ''
+      : `, metrics on http://${metrics.family === 'IPv6' ? `[${metrics.address}]` : metrics.address}:${metrics.port}/metrics`);
   const refusal = await pluginDirectoryRefusal(app);
   if (refusal === null) {
     logger.log(`${listening} after ${Math.round(performance.now() - started)} ms`, 'Main');

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import Piscina from 'piscina';
 import { eventLoopLoad } from '../common/event-loop-load';
 import type { BcryptJob } from './bcrypt-worker';
+import type { QueueLoad, WaitObserver } from '../metrics/metrics';
 
 /**
  * Linux keeps a nice value per thread: a hashing thread at nice 10 gives the CPU up to the
@@ -25,6 +26,8 @@ const NICE_INCREMENT = 10;
 export class BcryptPool {
   private readonly threads: Piscina<BcryptJob, string | boolean>;
   private readonly waiting: (() => void)[] = [];
+  /** Told how long each job waited for a thread (the app's metrics). */
+  waited: WaitObserver = () => undefined;
   private readonly taken = new Set<Promise<unknown>>();
   private running = 0;
   private closed = false;
@@ -48,6 +51,11 @@ export class BcryptPool {
     return this.running;
   }
 
+  /** Jobs waiting for a thread, and hashing. */
+  get load(): QueueLoad {
+    return { waiting: this.waiting.length, running: this.running };
+  }
+
   hash(password: string, cost: number): Promise<string> {
     return this.run({ op: 'hash', password, cost }) as Promise<string>;
   }
@@ -65,8 +73,10 @@ export class BcryptPool {
 
   private run(job: BcryptJob): Promise<string | boolean> {
     if (this.closed) return Promise.reject(new Error('bcrypt pool closed'));
+    const since = performance.now();
     const result = new Promise<string | boolean>((resolve, reject) => {
       this.waiting.push(() => {
+        this.waited((performance.now() - since) / 1000);
         void this.threads
           .run(job)
           .then(resolve, reject)

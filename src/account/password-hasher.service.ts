@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { Metrics } from '../metrics/metrics';
 import { BcryptPool } from './bcrypt-pool';
 
 /** bcrypt reads at most 72 bytes; longer passwords are refused rather than silently cut. */
@@ -11,7 +12,13 @@ export class PasswordHasher implements OnApplicationShutdown {
   private readonly pool = new BcryptPool();
   private dummyHash?: Promise<string>;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    metrics: Metrics,
+  ) {
+    this.pool.waited = metrics.queueWaited('bcrypt');
+    metrics.watchQueue('bcrypt', () => this.pool.load);
+  }
 
   hash(password: string): Promise<string> {
     return this.pool.hash(password, this.config.bcryptCost);

@@ -3,6 +3,7 @@ import { CommonModule } from '../common/common.module';
 import type { AppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
+import { MetricsModule } from '../metrics/metrics.module';
 import { SCHEMA_UPGRADE } from '../schema-upgraded-entities';
 import { UsersModule } from '../users/users.module';
 import { AuditModule } from '../audit/audit.module';
@@ -29,6 +30,8 @@ export class AdminCliModule {
       module: AdminCliModule,
       imports: [
         ConfigModule.forRoot(config),
+        // The database's measures have somewhere to go; svc-admin serves none.
+        MetricsModule.forRoot({ served: false }),
         CommonModule,
         DatabaseModule.forRoot({ upgrade: SCHEMA_UPGRADE, migrate: 'on-demand' }),
         UsersModule,

@@ -1,3 +1,5 @@
+import type { QueueLoad, WaitObserver } from '../metrics/metrics';
+
 /** Why a job was not run: the queue was full, or it has been closed. */
 export class QueueRefusedError extends Error {
   constructor(
@@ -17,6 +19,8 @@ export interface FairQueueOptions {
   maxQueued: number;
   /** Jobs one owner may have waiting, so one owner's flood cannot fill the queue. */
   maxQueuedPerOwner: number;
+  /** Told, as each job starts, how long it waited for its slot (the metrics' queue waits). */
+  waited?: WaitObserver;
 }
 
 interface Waiting {
@@ -41,16 +45,26 @@ export class FairQueue {
 
   constructor(private readonly options: FairQueueOptions) {}
 
+  /** Jobs waiting for a slot, and jobs started and not yet settled (the metrics read it). */
+  get load(): QueueLoad {
+    return { waiting: this.queued, running: this.running };
+  }
+
   run<T>(owner: string, job: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(this.refusal('closed'));
     const waiting = this.queues.get(owner) ?? [];
-    if (this.running < this.options.concurrency && this.queued === 0) return this.start(job);
+    if (this.running < this.options.concurrency && this.queued === 0) {
+      this.options.waited?.(0);
+      return this.start(job);
+    }
     if (this.queued >= this.options.maxQueued || waiting.length >= this.options.maxQueuedPerOwner) {
       return Promise.reject(this.refusal('full'));
     }
+    const since = performance.now();
     return new Promise<T>((resolve, reject) => {
       waiting.push({
         start: () => {
+          this.options.waited?.((performance.now() - since) / 1000);
           this.start(job).then(resolve, reject);
         },
         refuse: reject,

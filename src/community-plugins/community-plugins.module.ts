@@ -21,6 +21,7 @@ import { PluginVersionsUpgrade } from './files/plugin-versions-upgrade';
 import { OwnPluginInterceptor } from './upload/own-plugin.interceptor';
 import { PluginRecheckService } from './review/plugin-recheck.service';
 import { PluginRechecksRepository } from './review/plugin-rechecks.repository';
+import { Metrics } from '../metrics/metrics';
 import { ValidatorPool } from '../plugin-validator';
 import { UsersModule } from '../users/users.module';
 import { PluginTestRunRecordsModule } from '../plugin-test-runs/plugin-test-run-records.module';
@@ -58,16 +59,29 @@ import { DiffPool } from './review/diff-pool';
     // calls its onApplicationShutdown, which closes the workers after the HTTP server.
     {
       provide: ValidatorPool,
-      useFactory: () => {
+      inject: [Metrics],
+      useFactory: (metrics: Metrics) => {
         const logger = new Logger('ValidatorPool');
-        return new ValidatorPool({ warn: (message) => logger.warn(message) });
+        const pool = new ValidatorPool({
+          warn: (message) => logger.warn(message),
+          waited: metrics.queueWaited('validator'),
+        });
+        metrics.watchQueue('validator', () => pool.load);
+        return pool;
       },
     },
     {
       provide: DiffPool,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) =>
-        new DiffPool({ threads: config.pluginDiffThreads, maxQueued: config.pluginDiffMaxQueued }),
+      inject: [APP_CONFIG, Metrics],
+      useFactory: (config: AppConfig, metrics: Metrics) => {
+        const pool = new DiffPool({
+          threads: config.pluginDiffThreads,
+          maxQueued: config.pluginDiffMaxQueued,
+          waited: metrics.queueWaited('diff'),
+        });
+        metrics.watchQueue('diff', () => pool.load);
+        return pool;
+      },
     },
   ],
   // The test-runs read a version through the same digest check (src/plugin-test-runs).

@@ -216,12 +216,45 @@ describe('loadConfig', () => {
       'https://svc.example.com/?next=x',
       'Invalid environment: FRONTEND_URL must be an http:// or https:// URL without query or fragment, e.g. https://svc.example.com',
     ],
+    ['METRICS_PORT', '70000', 'Invalid environment: METRICS_PORT must be an integer from 0 to 65535'],
+    ['METRICS_PORT', '8009', 'Invalid environment: METRICS_PORT must be other than PORT (8009)'],
+    [
+      'METRICS_HOST',
+      '0.0.0.0',
+      'Invalid environment: METRICS_HOST must be set only with METRICS_PORT (it is where that listener binds)',
+    ],
+    ...['short', `${'t'.repeat(31)}`, `${'t'.repeat(32)} x`].map((value) => [
+      'METRICS_TOKEN',
+      value,
+      'Invalid environment: METRICS_TOKEN must be at least 32 printable ASCII characters without spaces',
+    ]),
   ])('stops on a bad %s with one line naming it', (variable, value, message) => {
     const env = { JWT_SECRET: SECRET, SMTP_HOST: 'mail', [variable]: value };
     expect(() => loadConfig(env, dataDir())).toThrow(
       new ConfigError(variable, message.split(' must be ')[1]),
     );
     expect(() => loadConfig(env, dataDir())).toThrow(message);
+  });
+
+  it('serves no metrics by default; a port of their own on loopback, a token, or both', () => {
+    const metrics = (env: Record<string, string>) =>
+      loadConfig({ JWT_SECRET: SECRET, ...env }, dataDir()).metrics;
+    const token = 'm'.repeat(32);
+    expect(metrics({})).toBeNull();
+    expect(metrics({ METRICS_PORT: '9464' })).toEqual({ port: 9464, host: '127.0.0.1', token: null });
+    expect(metrics({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' })).toEqual({
+      port: 0,
+      host: '0.0.0.0',
+      token: null,
+    });
+    expect(metrics({ METRICS_TOKEN: token })).toEqual({ port: null, host: '127.0.0.1', token });
+    expect(metrics({ METRICS_PORT: '9464', METRICS_TOKEN: token })).toEqual({
+      port: 9464,
+      host: '127.0.0.1',
+      token,
+    });
+    // PORT=0 and METRICS_PORT=0 are two free ports, not one.
+    expect(metrics({ PORT: '0', METRICS_PORT: '0' })).toEqual({ port: 0, host: '127.0.0.1', token: null });
   });
 
   it('reads the trusted proxies: addresses and CIDR ranges, IPv4 and IPv6', () => {

@@ -8,6 +8,8 @@ import {
   headersWithinRequest,
   integer,
   jwtSecret,
+  MetricsConfig,
+  metricsSettings,
   oneOf,
   parseDatabaseUrl,
   pattern,
@@ -22,7 +24,7 @@ import {
 } from './env-values';
 
 export { ConfigError } from './env-values';
-export type { DatabaseConfig, SmtpConfig } from './env-values';
+export type { DatabaseConfig, MetricsConfig, SmtpConfig } from './env-values';
 
 export type JwtAlgorithm = 'HS256' | 'HS384' | 'HS512';
 
@@ -130,6 +132,8 @@ export interface AppConfig {
   corsOrigins: string[];
   /** The reviewers' test-run jail (docs/plugin-test-run.md). */
   pluginTestRun: PluginTestRunConfig;
+  /** GET /metrics (docs/operations.md#metrics); null: no metrics are kept and none are served. */
+  metrics: MetricsConfig | null;
 }
 
 export interface PluginTestRunConfig {
@@ -243,6 +247,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
     logLevel: read(() => oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS)),
     logFormat: read(() => oneOf(env, 'LOG_FORMAT', terminal ? 'pretty' : 'json', LOG_FORMATS)),
     corsOrigins: read(() => corsOrigins(env)),
+    metrics: read(() => metricsSettings(env, port)),
     pluginTestRun: {
       bwrapPath: value(env, 'PLUGIN_TEST_RUN_BWRAP') ?? '/usr/bin/bwrap',
       stracePath: value(env, 'PLUGIN_TEST_RUN_STRACE') ?? '/usr/bin/strace',

@@ -282,6 +282,36 @@ export function corsOrigins(env: Env): string[] {
   return origins;
 }
 
+export interface MetricsConfig {
+  /** A listener of its own for GET /metrics (0: any free port); null: none. */
+  port: number | null;
+  host: string;
+  /**
+   * The bearer token /metrics asks for, on both listeners; with it, the API's own listener
+   * serves /metrics too. Null: no token is asked, and only the metrics listener serves it.
+   */
+  token: string | null;
+}
+
+/** Where GET /metrics is served, if anywhere; null: nowhere, and nothing is measured. */
+export function metricsSettings(env: Env, apiPort: number | undefined): MetricsConfig | null {
+  const port = value(env, 'METRICS_PORT') === undefined ? null : integer(env, 'METRICS_PORT', 0, 0, 65535);
+  const host = value(env, 'METRICS_HOST');
+  const token = value(env, 'METRICS_TOKEN') ?? null;
+  if (host !== undefined && port === null) {
+    throw new ConfigError('METRICS_HOST', 'set only with METRICS_PORT (it is where that listener binds)');
+  }
+  if (port !== null && port !== 0 && port === apiPort) {
+    throw new ConfigError('METRICS_PORT', `other than PORT (${apiPort})`);
+  }
+  // A guessable secret in front of the process' state: as long as JWT_SECRET, and plain text.
+  if (token !== null && (token.length < 32 || !/^[\x21-\x7e]+$/.test(token))) {
+    throw new ConfigError('METRICS_TOKEN', 'at least 32 printable ASCII characters without spaces');
+  }
+  if (port === null && token === null) return null;
+  return { port, host: host ?? '127.0.0.1', token };
+}
+
 /**
  * Node refuses a headers limit longer than the whole request's; the boot names it instead.
  * A bad value of either is named by its own read, and not compared here.

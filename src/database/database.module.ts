@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { DatabasePoolLoadWatch } from './database-pool-load';
 import { dataSourceOptions } from './data-source-options';
 import { installAutocommitRetry } from './deadlock';
 import { Installation } from './installation';
@@ -57,6 +58,7 @@ export class DatabaseModule {
       providers: [
         PlainReads,
         QueryDeadline,
+        DatabasePoolLoadWatch,
         Transactions,
         Installation,
         SchemaMigrator,

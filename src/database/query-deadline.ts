@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import type { QueryRunner } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { Metrics } from '../metrics/metrics';
 
 /** The code isDatabaseUnavailable knows a query past its deadline by. */
 export const QUERY_DEADLINE_EXCEEDED = 'QUERY_DEADLINE_EXCEEDED';
@@ -57,7 +58,11 @@ type MysqlQueryRunner = QueryRunner & {
  * `timeout` leaves the connection in the pool, busy with the unanswered query, so it is not
  * used. SQLite has its busy_timeout instead (see data-source-options.ts).
  */
-export function installQueryDeadline(dataSource: DataSource, ms: number): void {
+export function installQueryDeadline(
+  dataSource: DataSource,
+  ms: number,
+  onOverrun: () => void = () => undefined,
+): void {
   if (dataSource.options.type !== 'mysql') return;
   const driver = dataSource.driver;
   const createQueryRunner = driver.createQueryRunner.bind(driver);
@@ -72,6 +77,7 @@ export function installQueryDeadline(dataSource: DataSource, ms: number): void {
       if (exemptions > 0) return query(...args);
       return withDeadline(ms, args[0], query(...args), () => {
         dropped = true;
+        onOverrun();
         dropConnection(runner);
       });
     }) as QueryRunner['query'];
@@ -112,7 +118,11 @@ function dropConnection(runner: MysqlQueryRunner): void {
 /** Puts the deadline in place once the data source exists (after the start's migrations). */
 @Injectable()
 export class QueryDeadline {
-  constructor(@InjectDataSource() dataSource: DataSource, @Inject(APP_CONFIG) config: AppConfig) {
-    installQueryDeadline(dataSource, config.databaseQueryTimeoutMs);
+  constructor(
+    @InjectDataSource() dataSource: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
+    metrics: Metrics,
+  ) {
+    installQueryDeadline(dataSource, config.databaseQueryTimeoutMs, () => metrics.queryDeadlineHits.inc());
   }
 }

@@ -18,6 +18,12 @@ export class SqliteTransactionGate {
   private holder: symbol | null = null;
   private waiting: Array<() => void> = [];
 
+  /** The one connection busy with a transaction or not, and who waits for it (the metrics read it). */
+  get load(): { busy: number; idle: number; waiting: number } {
+    const busy = this.holder === null ? 0 : 1;
+    return { busy, idle: 1 - busy, waiting: this.waiting.length };
+  }
+
   /** Runs `work` as the one open transaction; a transaction inside it just runs. */
   async transaction<T>(work: () => Promise<T>): Promise<T> {
     if (this.holder !== null && this.context.getStore() === this.holder) return work();

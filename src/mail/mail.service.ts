@@ -4,6 +4,7 @@ import type { EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Transactions } from '../database/transactions';
+import { Metrics } from '../metrics/metrics';
 import { Outbox } from '../outbox/outbox.service';
 import type { MailTask, MailThreadSettings } from './mail-thread';
 
@@ -38,6 +39,7 @@ export class MailService implements OnModuleInit, BeforeApplicationShutdown {
   constructor(
     private readonly outbox: Outbox,
     private readonly transactions: Transactions,
+    private readonly metrics: Metrics,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     const settings: MailThreadSettings = { smtp: config.smtp, from: config.mailFrom };
@@ -70,6 +72,7 @@ export class MailService implements OnModuleInit, BeforeApplicationShutdown {
     try {
       await this.thread.run({ ...mail, deliver: true });
     } catch (error) {
+      this.metrics.mailFailures.inc();
       // A warning: the outbox tries again, and logs an error only when it gives up.
       this.logger.warn(`Mail "${mail.subject}" to ${mail.to} failed: ${(error as Error).message}`);
       throw new MailDeliveryError('Email could not be sent');
@@ -92,6 +95,7 @@ export class MailService implements OnModuleInit, BeforeApplicationShutdown {
     const delivery = started
       .then(() => this.thread.run({ ...mail, deliver }))
       .catch(async (error: unknown) => {
+        this.metrics.mailFailures.inc();
         this.logger.warn(`Mail "${mail.subject}" to ${mail.to} failed: ${(error as Error).message}; queued`);
         await this.queue(this.transactions.manager, mail);
         this.outbox.nudge();

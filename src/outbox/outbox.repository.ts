@@ -54,6 +54,11 @@ export class OutboxRepository {
     await this.jobs.update({ id }, { lockedUntil: null, nextAttemptAt, lastError });
   }
 
+  /** Every job still in the table, due or waiting for its retry: the backlog the metrics show. */
+  count(): Promise<number> {
+    return this.jobs.count();
+  }
+
   /** Hand-written conditions get values as the driver stores them (see persistedValue). */
   private dbDate(date: Date): unknown {
     return persistedValue(this.jobs, 'nextAttemptAt', date);

@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@ne
 import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { Transactions } from '../database/transactions';
+import { Metrics } from '../metrics/metrics';
 import type { OutboxJob } from './outbox-job.entity';
 import { OutboxRepository } from './outbox.repository';
 
@@ -45,7 +46,10 @@ export class Outbox implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly jobs: OutboxRepository,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
-  ) {}
+    private readonly metrics: Metrics,
+  ) {
+    metrics.watchOutbox(() => jobs.count());
+  }
 
   /**
    * With `inTransaction`, the handler's writes through `manager` commit together with the
@@ -160,6 +164,8 @@ export class Outbox implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async failed(job: OutboxJob, now: Date, message: string): Promise<void> {
+    // Kinds are the handlers' names (`mail`, ...), a fixed set; an unknown one is counted as such.
+    this.metrics.outboxFailures.inc({ kind: this.handlers.has(job.kind) ? job.kind : 'unknown' });
     const label = `Outbox job ${job.id} (${job.kind}), attempt ${job.attempts}`;
     if (now.getTime() - job.createdAt.getTime() >= OUTBOX_GIVE_UP_AFTER_MS) {
       await this.jobs.delete(job.id);

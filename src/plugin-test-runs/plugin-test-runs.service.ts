@@ -17,6 +17,7 @@ import { sha256Hex } from '../community-plugins/files/plugin-storage';
 import { PluginVersionsRepository } from '../community-plugins/shared/plugin-versions.repository';
 import { PluginsRepository } from '../community-plugins/shared/plugins.repository';
 import { Transactions } from '../database/transactions';
+import { Metrics } from '../metrics/metrics';
 import { type PausableRun, runPlugin } from '../plugin-jail';
 import type { TestRunPage, TestRunStarted, TestRunView } from './dto/test-run.dto';
 import { JailAvailability } from './jail-availability';
@@ -71,9 +72,11 @@ export class PluginTestRunsService implements OnApplicationBootstrap, BeforeAppl
     private readonly clock: Clock,
     private readonly startupWork: StartupWork,
     @Inject(APP_CONFIG) config: AppConfig,
+    metrics: Metrics,
   ) {
     const { queueLength, wallSeconds, cpuPriority } = config.pluginTestRun;
-    this.queue = new TestRunQueue(availableParallelism(), queueLength);
+    this.queue = new TestRunQueue(availableParallelism(), queueLength, metrics.queueWaited('test-run'));
+    metrics.watchQueue('test-run', () => this.queue.load);
     this.pacer = cpuPriority === 'idle' ? new TestRunPacer() : null;
     // A run waits behind at most queueLength others, each ended by its wall limit (twice it,
     // paused: WallClock) on at least one core, then runs until its own: every server of one

@@ -1,3 +1,5 @@
+import type { QueueLoad, WaitObserver } from '../metrics/metrics';
+
 /**
  * At most `concurrency` test-runs at a time (one per core: a run is a CPU-bound process), and
  * at most `maxWaiting` admitted runs waiting for one. `admit` decides at once, so a request is
@@ -11,7 +13,14 @@ export class TestRunQueue {
   constructor(
     private readonly concurrency: number,
     private readonly maxWaiting: number,
+    /** Told how long each run waited for a core (the app's metrics). */
+    private readonly waited: WaitObserver = () => undefined,
   ) {}
+
+  /** Admitted runs waiting for a core, and runs running. */
+  get load(): QueueLoad {
+    return { waiting: this.waiting.length, running: this.running };
+  }
 
   /** A place for one run; false when every core is busy and `maxWaiting` runs wait already. */
   admit(): boolean {
@@ -27,12 +36,14 @@ export class TestRunQueue {
 
   /** Runs an admitted job when a core is free, first come first served. */
   async run<T>(job: () => Promise<T>): Promise<T> {
+    const since = performance.now();
     if (this.running >= this.concurrency || this.waiting.length > 0) {
       // The slot is handed over by the run that ends, never taken by a later arrival.
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     } else {
       this.running += 1;
     }
+    this.waited((performance.now() - since) / 1000);
     try {
       return await job();
     } finally {

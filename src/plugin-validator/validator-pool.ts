@@ -2,6 +2,7 @@ import { FairQueue, QueueRefusedError } from '../common/fair-queue';
 import { PythonWorker } from './python-worker';
 import { Rule } from './rules';
 import type { ValidationResult, Violation } from './types';
+import type { QueueLoad, WaitObserver } from '../metrics/metrics';
 
 /**
  * Wall time, a backstop for a stuck worker: the analyser's CPU budget (below) bounds the work.
@@ -45,6 +46,8 @@ export interface ValidatorPoolOptions {
   python?: string;
   /** Where a rejection without a verdict is reported (the app passes its logger). */
   warn?: (message: string) => void;
+  /** Told how long each upload waited for a worker (the app's metrics). */
+  waited?: WaitObserver;
 }
 
 const INTERNAL_ERROR: Violation = {
@@ -94,7 +97,13 @@ export class ValidatorPool {
       concurrency: size,
       maxQueued: options.maxQueued ?? MAX_QUEUED_VALIDATIONS,
       maxQueuedPerOwner: options.maxQueuedPerUploader ?? MAX_QUEUED_VALIDATIONS_PER_UPLOADER,
+      waited: options.waited,
     });
+  }
+
+  /** Uploads waiting for a worker, and being analysed. */
+  get load(): QueueLoad {
+    return this.queue.load;
   }
 
   async validate(source: Buffer, uploader = ''): Promise<ValidationResult> {

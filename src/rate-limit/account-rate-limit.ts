@@ -25,17 +25,29 @@ import { accountFailureKey, Limit, RateLimiter, Taken } from './rate-limiter';
 const MINUTE_MS = 60_000;
 
 /** Requests per client address, per route. */
-export const ADDRESS_LIMIT: Limit = { limit: 30, windowMs: MINUTE_MS };
+export const ADDRESS_LIMIT: Limit = { name: 'address', limit: 30, windowMs: MINUTE_MS };
 /** Requests per mailbox, per route, where a request sends an activation mail or makes an account. */
-export const ACCOUNT_REQUEST_LIMIT: Limit = { limit: 10, windowMs: 15 * MINUTE_MS };
+export const ACCOUNT_REQUEST_LIMIT: Limit = { name: 'account-requests', limit: 10, windowMs: 15 * MINUTE_MS };
 /** OTP requests naming one identifier from one address: a stranger's share. */
-export const OTP_PAIR_REQUEST_LIMIT: Limit = { limit: 5, windowMs: 15 * MINUTE_MS };
+export const OTP_PAIR_REQUEST_LIMIT: Limit = {
+  name: 'otp-pair-requests',
+  limit: 5,
+  windowMs: 15 * MINUTE_MS,
+};
 /** OTP requests naming one identifier from every address together: the owner's share stays. */
-export const OTP_IDENTIFIER_REQUEST_LIMIT: Limit = { limit: 30, windowMs: 60 * MINUTE_MS };
+export const OTP_IDENTIFIER_REQUEST_LIMIT: Limit = {
+  name: 'otp-identifier-requests',
+  limit: 30,
+  windowMs: 60 * MINUTE_MS,
+};
 /** Failed guesses (password or OTP) naming one identifier from one address, all routes together. */
-export const PAIR_FAILURE_LIMIT: Limit = { limit: 10, windowMs: 15 * MINUTE_MS };
+export const PAIR_FAILURE_LIMIT: Limit = { name: 'pair-failures', limit: 10, windowMs: 15 * MINUTE_MS };
 /** Failed logins at one account from everywhere: the ASVS bound of 100 an hour. Past it the account locks. */
-export const ACCOUNT_FAILURE_LIMIT: Limit = { limit: 100, windowMs: 60 * MINUTE_MS };
+export const ACCOUNT_FAILURE_LIMIT: Limit = {
+  name: 'account-failures',
+  limit: 100,
+  windowMs: 60 * MINUTE_MS,
+};
 
 export interface AccountLimitPolicy {
   /** Names the route in the keys of its per-route counters. */

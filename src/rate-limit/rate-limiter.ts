@@ -1,9 +1,12 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { ApiError, tooManyRequests } from '../common/api-error';
 import { RATE_LIMIT_STORE } from './rate-limit-store';
-import type { RateLimitStore } from './rate-limit-store';
+import type { Acquired, RateLimitStore } from './rate-limit-store';
+import { Metrics } from '../metrics/metrics';
 
 export interface Limit {
+  /** Names the limit in the metrics (a constant: never a key, which holds an address or an account). */
+  name: string;
   limit: number;
   windowMs: number;
 }
@@ -22,18 +25,21 @@ export interface Taken {
 /** Limits on the shared counters, as every limited route takes them. */
 @Injectable()
 export class RateLimiter {
-  constructor(@Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore) {}
+  constructor(
+    @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,
+    private readonly metrics: Metrics,
+  ) {}
 
   /** One hit on `key`, or 429 with Retry-After when `limit` hits already fall in the window. */
-  async take(key: string, { limit, windowMs }: Limit): Promise<Taken> {
-    const acquired = await this.reach(() => this.store.acquire(key, limit, windowMs));
+  async take(key: string, limit: Limit): Promise<Taken> {
+    const acquired = await this.acquire(key, limit);
     if (!acquired.ok) throw tooManyRequests(acquired.retryAfterMs);
     return { key, hit: acquired.hit };
   }
 
   /** One hit on `key` if `limit` allows it; null (no error) when the window is full. */
-  async tryTake(key: string, { limit, windowMs }: Limit): Promise<Taken | null> {
-    const acquired = await this.reach(() => this.store.acquire(key, limit, windowMs));
+  async tryTake(key: string, limit: Limit): Promise<Taken | null> {
+    const acquired = await this.acquire(key, limit);
     return acquired.ok ? { key, hit: acquired.hit } : null;
   }
 
@@ -45,6 +51,12 @@ export class RateLimiter {
   /** Hands back a hit that turned out not to count. */
   giveBack(taken: Taken): Promise<void> {
     return this.reach(() => this.store.release(taken.key, taken.hit));
+  }
+
+  private async acquire(key: string, { name, limit, windowMs }: Limit): Promise<Acquired> {
+    const acquired = await this.reach(() => this.store.acquire(key, limit, windowMs));
+    if (!acquired.ok) this.metrics.rateLimitRefusals.inc({ limit: name });
+    return acquired;
   }
 
   /** A store that cannot answer fails the request closed: 503, never an uncounted attempt. */

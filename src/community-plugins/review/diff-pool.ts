@@ -2,6 +2,7 @@ import Piscina from 'piscina';
 import { FairQueue, QueueRefusedError } from '../../common/fair-queue';
 import type { DiffJob } from './diff-worker';
 import type { DiffHunks } from './unified-diff';
+import type { QueueLoad, WaitObserver } from '../../metrics/metrics';
 
 /** As the bcrypt threads (src/account/bcrypt-pool.ts): the event loop gets the CPU first. */
 const NICE_INCREMENT = 10;
@@ -13,6 +14,8 @@ export interface DiffPoolOptions {
   threads: number;
   /** Diffs that may wait for a thread; beyond that they are refused with DiffBusyError. */
   maxQueued: number;
+  /** Told how long each diff waited for a thread (the app's metrics). */
+  waited?: WaitObserver;
 }
 
 /**
@@ -39,7 +42,13 @@ export class DiffPool {
       concurrency: options.threads,
       maxQueued: options.maxQueued,
       maxQueuedPerOwner: options.maxQueued,
+      waited: options.waited,
     });
+  }
+
+  /** Diffs waiting for a thread, and being computed. */
+  get load(): QueueLoad {
+    return this.queue.load;
   }
 
   async diff(reader: string, before: string, after: string): Promise<DiffHunks> {

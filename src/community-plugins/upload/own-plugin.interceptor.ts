@@ -32,6 +32,7 @@ export class OwnPluginInterceptor implements NestInterceptor {
     if (!plugin || plugin.userId !== caller.id) throw pluginNotFound();
     if (this.config.rateLimit) {
       await this.limiter.take(`upload:${caller.id}`, {
+        name: 'uploads',
         limit: this.config.pluginUploadsPerHour,
         windowMs: HOUR_MS,
       });

@@ -27,6 +27,7 @@ export class UploadQuotaInterceptor implements NestInterceptor {
     const uploader = context.switchToHttp().getRequest<Request>().user as AuthUser;
     if (this.config.rateLimit) {
       await this.limiter.take(`upload:${uploader.id}`, {
+        name: 'uploads',
         limit: this.config.pluginUploadsPerHour,
         windowMs: HOUR_MS,
       });
