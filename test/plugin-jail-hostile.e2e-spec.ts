@@ -11,7 +11,7 @@ import {
   upload,
   validFields,
 } from './helpers/marketplace';
-import { lyingPlugins, showsExpected } from './helpers/lying-plugins';
+import { CHANNEL_FLOOD, lyingPlugins, showsExpected } from './helpers/lying-plugins';
 import { bwrapLack, bwrapPath, describeNeeding } from './helpers/prerequisites';
 import { SmtpSink } from './helpers/smtp-sink';
 import { runSvcAdmin } from './helpers/svc-admin';
@@ -31,19 +31,6 @@ const testRunPath = (id: number) => `/api/v1/community-plugins/${id}/versions/1.
  * writes a file. Through the API the server keeps answering and the report says what the
  * kernel saw.
  */
-
-/** 1 MiB at a time without a newline to every descriptor, the channel among them, for ever. */
-const FLOOD = Buffer.from(`import os
-
-def run(PluginInfo):
-    chunk = b"x" * (1 << 20)
-    while True:
-        for fd in range(3, 1024):
-            try:
-                os.write(fd, chunk)
-            except OSError:
-                pass
-`);
 describeNeeding(bwrapLack(), 'hostile bytes run through the API', () => {
   const smtp = new SmtpSink();
   let t: TestApp;
@@ -74,7 +61,7 @@ describeNeeding(bwrapLack(), 'hostile bytes run through the API', () => {
     // Two uploaders: one may have only ten plugins waiting for review.
     const uploaders = [await signUpAs(first, smtp, 'alice'), await signUpAs(first, smtp, 'carol')];
     const planted: Array<[string, Buffer]> = [
-      ['flood', FLOOD],
+      ['flood', CHANNEL_FLOOD],
       ...lying.map((plugin) => [plugin.name, plugin.source] as [string, Buffer]),
     ];
     const ids = new Map<string, number>();

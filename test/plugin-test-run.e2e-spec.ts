@@ -115,8 +115,9 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
         PLUGIN_TEST_RUN_BWRAP: bwrapPath(),
         PLUGIN_TEST_RUN_CPU_SECONDS: '1',
         PLUGIN_TEST_RUN_CPU_PRIORITY: 'normal',
-        // Above the CPU limit however busy the machine: the counter ends at its CPU limit.
-        PLUGIN_TEST_RUN_WALL_SECONDS: '5',
+        // Far above the CPU limit: the counter ends at its CPU limit even on a machine twenty
+        // processes keep busy (at normal priority a run gets its share of a core).
+        PLUGIN_TEST_RUN_WALL_SECONDS: '20',
         PLUGIN_TEST_RUN_QUEUE: '0',
       },
       [
@@ -671,7 +672,8 @@ describe('test-runs a stopped server left queued or running (no jail needed)', (
     t = started.t;
     const { boss } = started;
     const [stale, young, queued] = started.plugins;
-    // The longest a run lives on a live server here: (2 + 1) x 30 s + 60 s = 150 s.
+    // The longest a run lives on a live server here (a paused run's wall clock waits up to one
+    // limit more): (2 + 1) x 2 x 30 s + 60 s = 240 s.
     const now = Date.now();
     const row = (pluginId: number, status: 'queued' | 'running', ageMs: number) => ({
       pluginId,
@@ -686,8 +688,8 @@ describe('test-runs a stopped server left queued or running (no jail needed)', (
     await t.dataSource
       .getRepository(PluginTestRun)
       .save([
-        row(stale, 'running', 155_000),
-        row(young, 'running', 60_000),
+        row(stale, 'running', 245_000),
+        row(young, 'running', 150_000),
         row(queued, 'queued', 3_600_000),
       ]);
 

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import Piscina from 'piscina';
+import { eventLoopLoad } from '../common/event-loop-load';
 import type { BcryptJob } from './bcrypt-worker';
 
 /**
@@ -9,30 +9,6 @@ import type { BcryptJob } from './bcrypt-worker';
  * leave.
  */
 const NICE_INCREMENT = 10;
-
-/** Above this share of its time spent working, the event loop counts as busy. */
-const BUSY_LOOP = 0.5;
-/** The shortest stretch of time over which the event loop's share is measured. */
-const SAMPLE_MS = 100;
-
-/**
- * Whether the event loop has been busy lately: its utilisation since the last sample, taken at
- * most every SAMPLE_MS (at least one sample's worth of time, longer when nothing asked).
- */
-export function eventLoopLoad(): () => boolean {
-  let last: EventLoopUtilization = performance.eventLoopUtilization();
-  let lastAt = performance.now();
-  let busy = false;
-  return () => {
-    const now = performance.now();
-    if (now - lastAt >= SAMPLE_MS) {
-      const current = performance.eventLoopUtilization();
-      busy = performance.eventLoopUtilization(current, last).utilization > BUSY_LOOP;
-      [last, lastAt] = [current, now];
-    }
-    return busy;
-  };
-}
 
 /**
  * bcrypt is pure CPU for tens to hundreds of milliseconds; run on the event loop it would

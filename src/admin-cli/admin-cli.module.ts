@@ -10,6 +10,7 @@ import { PluginFilesModule } from '../community-plugins/plugin-files.module';
 import { AuditCommand, AuditVerifyCommand, PluginsCommand, PluginsVerifyCommand } from './integrity.commands';
 import { PluginsTestRunCommand } from './test-run.command';
 import { ListedAdminGrants } from '../account/listed-admin-grants';
+import { BACKUP_PROVIDERS } from './backup/backup-providers';
 import {
   ActivateCommand,
   DeactivateCommand,
@@ -48,6 +49,7 @@ export class AdminCliModule {
         PluginsTestRunCommand,
         AuditCommand,
         AuditVerifyCommand,
+        ...BACKUP_PROVIDERS,
       ],
     };
   }

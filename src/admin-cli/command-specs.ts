@@ -33,6 +33,16 @@ export const COMMANDS = {
   },
   audit: { name: 'audit', description: 'The audit log: verify' },
   auditVerify: { name: 'verify', description: 'Check that every audit entry follows the hash chain' },
+  backup: {
+    name: 'backup',
+    arguments: '<dir>',
+    description: 'Back up the database, plugin files and secrets into <dir>',
+  },
+  restore: {
+    name: 'restore',
+    arguments: '<dir>',
+    description: 'Restore a backup into an empty database and plugin dir',
+  },
 } as const;
 
 export interface CommandSpec {
@@ -50,4 +60,6 @@ export const COMMAND_TREE: Array<CommandSpec & { subCommands?: CommandSpec[] }> 
   COMMANDS.list,
   { ...COMMANDS.plugins, subCommands: [COMMANDS.pluginsVerify, COMMANDS.pluginsTestRun] },
   { ...COMMANDS.audit, subCommands: [COMMANDS.auditVerify] },
+  COMMANDS.backup,
+  COMMANDS.restore,
 ];

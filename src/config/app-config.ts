@@ -13,6 +13,7 @@ import {
   pattern,
   pluginManifestKey,
   redisUrl,
+  secretFile,
   SettingsReader,
   smtp,
   SmtpConfig,
@@ -163,6 +164,12 @@ const DEFAULT_DATA_DIR = 'data';
 /** Where the data lives without DATABASE_URL and COMMUNITY_PLUGIN_DIR (relative to the working directory). */
 export const defaultDatabaseUrl = (dataDir = DEFAULT_DATA_DIR) => `sqlite:${join(dataDir, 'svc.sqlite')}`;
 export const defaultPluginDir = (dataDir = DEFAULT_DATA_DIR) => join(dataDir, 'community-plugins');
+
+/** Where the JWT secret and the manifest key live on disk (null: the environment sets it), for backups. */
+export const secretFiles = (env: Env, dataDir = DEFAULT_DATA_DIR) => ({
+  JWT_SECRET: secretFile(env, 'JWT_SECRET', dataDir),
+  PLUGIN_MANIFEST_KEY: secretFile(env, 'PLUGIN_MANIFEST_KEY', dataDir),
+});
 
 /** `terminal`: stdout is a terminal, where logs are readable lines unless LOG_FORMAT says otherwise. */
 export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = false): AppConfig {

@@ -122,6 +122,17 @@ export function parseDatabaseUrl(raw: string): DatabaseConfig {
   };
 }
 
+/** The files under data/ that hold the development secrets (production sets them in the environment). */
+export const SECRET_FILES = {
+  JWT_SECRET: 'jwt-secret',
+  PLUGIN_MANIFEST_KEY: 'plugin-manifest-key.pem',
+} as const;
+
+/** Where a secret is read from: its file under data/, or null when the environment sets it. */
+export function secretFile(env: Env, name: keyof typeof SECRET_FILES, dataDir: string): string | null {
+  return value(env, name) === undefined ? join(dataDir, SECRET_FILES[name]) : null;
+}
+
 /**
  * In development a random secret is made once and kept under data/, so tokens survive a
  * restart; production must bring its own.
@@ -134,7 +145,7 @@ export function jwtSecret(env: Env, production: boolean, dataDir: string): strin
   }
   if (production)
     throw new ConfigError('JWT_SECRET', 'set (at least 32 characters) when NODE_ENV=production');
-  const file = join(dataDir, 'jwt-secret');
+  const file = join(dataDir, SECRET_FILES.JWT_SECRET);
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   const generated = randomBytes(48).toString('base64url');
   mkdirSync(dirname(file), { recursive: true });
@@ -168,7 +179,7 @@ export function pluginManifestKey(env: Env, production: boolean, dataDir: string
       'PLUGIN_MANIFEST_KEY',
       `set to ${MANIFEST_KEY_REQUIREMENT} when NODE_ENV=production`,
     );
-  const file = join(dataDir, 'plugin-manifest-key.pem');
+  const file = join(dataDir, SECRET_FILES.PLUGIN_MANIFEST_KEY);
   if (existsSync(file)) return ed25519Pem(readFileSync(file, 'utf8'), file);
   const generated = generateKeyPairSync('ed25519')
     .privateKey.export({ type: 'pkcs8', format: 'pem' })

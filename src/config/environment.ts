@@ -1,5 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { AppConfig, ConfigError, defaultDatabaseUrl, defaultPluginDir, loadConfig } from './app-config';
+import {
+  AppConfig,
+  ConfigError,
+  defaultDatabaseUrl,
+  defaultPluginDir,
+  loadConfig,
+  secretFiles,
+} from './app-config';
 
 /** Settings a developer keeps beside the checkout; the process environment wins over it. */
 export const ENV_FILE = '.env';
@@ -90,6 +97,9 @@ export function configFromEnvironment(warn: (line: string) => void = writeLine):
   }
   return loadConfig(process.env, undefined, process.stdout.isTTY === true);
 }
+
+/** Where the secrets of the settings configFromEnvironment read live on disk (svc-admin backup). */
+export const secretLocations = () => secretFiles(process.env);
 
 /**
  * Where svc-admin acts, for its help: the database and plugin directory as the environment

@@ -1,4 +1,4 @@
-export { runPlugin } from './run-plugin';
+export { type PausableRun, type RunHooks, runPlugin } from './run-plugin';
 export { checkJail } from './self-check';
 export type {
   JailLimits,

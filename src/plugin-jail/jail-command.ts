@@ -63,17 +63,36 @@ function rootLinks(): string[] {
   return args;
 }
 
+/** After the jail's stderr: where the launcher writes the kernel's account of the jail (usageOf). */
+export function usageFdOf(script: string): number {
+  return jailStderrFdOf(script) + 1;
+}
+
 /**
  * Run by the host's interpreter, traced, before bwrap: the jail's stderr onto fd 2 (off the
- * tracer's pipe), every descriptor from there up closed (a server started under `exec 40>>file`
- * would hand fd 40 down otherwise: neither strace nor bwrap closes what it inherits), then bwrap.
+ * tracer's pipe), every descriptor from there up closed but the usage one (a server started
+ * under `exec 40>>file` would hand fd 40 down otherwise: neither strace nor bwrap closes what it
+ * inherits), then bwrap as its child. When bwrap ends, the kernel's account of the whole jail
+ * (wait4: the peak resident set of its largest process, the CPU time of all) goes to the usage
+ * descriptor, which nothing in the jail holds, and the launcher ends as bwrap did.
  */
 const LAUNCHER = [
-  'import os, sys',
-  'stderr = int(sys.argv[1])',
+  'import json, os, signal, sys',
+  'stderr, usage = int(sys.argv[1]), int(sys.argv[2])',
   'os.dup2(stderr, 2)',
-  'os.closerange(stderr, os.sysconf("SC_OPEN_MAX"))',
-  'os.execv(sys.argv[2], sys.argv[2:])',
+  'os.closerange(stderr, usage)',
+  'os.closerange(usage + 1, os.sysconf("SC_OPEN_MAX"))',
+  'pid = os.fork()',
+  'if pid == 0:',
+  '    os.close(usage)',
+  '    os.execv(sys.argv[3], sys.argv[3:])',
+  '_, status, rusage = os.wait4(pid, 0)',
+  'os.write(usage, json.dumps({"max_rss_kib": rusage.ru_maxrss, "cpu_seconds": rusage.ru_utime + rusage.ru_stime}).encode())',
+  'os.close(usage)',
+  'if os.WIFSIGNALED(status):',
+  '    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)',
+  '    os.kill(os.getpid(), os.WTERMSIG(status))',
+  'os._exit(os.waitstatus_to_exitcode(status) & 255)',
 ].join('\n');
 
 /**
@@ -198,6 +217,7 @@ export function jailCommand(
     '-c',
     LAUNCHER,
     String(jailStderrFdOf(script)),
+    String(usageFdOf(script)),
     settings.bwrapPath,
     ...bwrap,
   ];

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { companionsOf, filterFdOf, jailCommand, jailStderrFdOf, PYTHON_DIR } from './jail-command';
+import { companionsOf, filterFdOf, jailCommand, jailStderrFdOf, PYTHON_DIR, usageFdOf } from './jail-command';
 import { processFilter } from './process-filter';
 import type { JailSettings } from './types';
 
@@ -41,10 +41,95 @@ export interface JailProcess {
   channel: Readable;
   /** The tracer's lines: strace's view of every process of the jail (trace-observer.ts). */
   trace: Readable;
+  /** The kernel's account of the whole jail once it ended, from the launcher outside it; null when the launcher was killed first. */
+  usage: Promise<JailUsage | null>;
+  /** The wall-clock limit, which the time the server pauses the run does not count against (up to as long again). */
+  wall: WallClock;
   /** Ends every process of the jail now (the wall clock does the same). */
   kill: () => void;
   /** Resolves when the tracer and every process of the jail are gone: strace's exit code or signal, and whether the wall clock ended it. */
   ended: Promise<{ code: number | null; signal: NodeJS.Signals | null; wallKilled: boolean }>;
+}
+
+/**
+ * The wall-clock limit of a run, held while the server pauses the run (run-plugin.ts): paused
+ * time does not count, up to `limitMs` more in all, so every run still ends within twice its
+ * limit.
+ */
+export class WallClock {
+  private timer: NodeJS.Timeout;
+  private left: number;
+  private pauseCredit: number;
+  private since = performance.now();
+  private paused = false;
+
+  constructor(
+    limitMs: number,
+    private readonly expire: () => void,
+  ) {
+    this.left = limitMs;
+    this.pauseCredit = limitMs;
+    this.timer = setTimeout(expire, limitMs);
+  }
+
+  pause(): void {
+    if (this.paused) return;
+    const now = performance.now();
+    this.left -= now - this.since;
+    [this.paused, this.since] = [true, now];
+    this.restart(this.left + this.pauseCredit);
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    const now = performance.now();
+    this.pauseCredit = Math.max(0, this.pauseCredit - (now - this.since));
+    [this.paused, this.since] = [false, now];
+    this.restart(this.left);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  private restart(ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(this.expire, Math.max(0, ms));
+  }
+}
+
+export interface JailUsage {
+  /** The peak resident set of the jail's largest process. */
+  peakMemoryBytes: number;
+  /** User and system CPU time of all the jail's processes. */
+  cpuSeconds: number;
+}
+
+/** The launcher's one line is some fifty bytes. */
+const MAX_USAGE_BYTES = 1024;
+
+function usageOf(pipe: Readable): Promise<JailUsage | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    pipe.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_USAGE_BYTES) chunks.push(chunk);
+    });
+    pipe.on('error', () => resolve(null));
+    pipe.on('end', () => {
+      try {
+        const { max_rss_kib, cpu_seconds } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<
+          string,
+          unknown
+        >;
+        if (typeof max_rss_kib !== 'number' || typeof cpu_seconds !== 'number') return resolve(null);
+        resolve({ peakMemoryBytes: max_rss_kib * 1024, cpuSeconds: cpu_seconds });
+      } catch {
+        resolve(null);
+      }
+    });
+  });
 }
 
 export interface JailStart {
@@ -81,7 +166,8 @@ export function startJail(settings: JailSettings, start: JailStart): Promise<Jai
   }));
   const filterFd = filterFdOf(start.script);
   const jailStderrFd = jailStderrFdOf(start.script);
-  const stdio: Array<'pipe' | 'ignore'> = Array.from({ length: jailStderrFd + 1 }, () => 'pipe');
+  const usageFd = usageFdOf(start.script);
+  const stdio: Array<'pipe' | 'ignore'> = Array.from({ length: usageFd + 1 }, () => 'pipe');
   if (start.plugin === undefined) stdio[4] = 'ignore';
   const child = spawn(command.file, command.args, {
     stdio,
@@ -103,14 +189,14 @@ export function startJail(settings: JailSettings, start: JailStart): Promise<Jai
           // Already gone.
         }
       };
-      const timer = setTimeout(() => {
+      const wall = new WallClock(start.wallMs, () => {
         wallKilled = true;
         kill();
-      }, start.wallMs);
+      });
       const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; wallKilled: boolean }>(
         (done) => {
           child.once('close', (code, signal) => {
-            clearTimeout(timer);
+            wall.stop();
             done({ code, signal, wallKilled });
           });
         },
@@ -127,6 +213,8 @@ export function startJail(settings: JailSettings, start: JailStart): Promise<Jai
         stderr: new BoundedText(pipes[jailStderrFd], settings.maxOutputBytes),
         channel: pipes[3],
         trace: pipes[2],
+        usage: usageOf(pipes[usageFd]),
+        wall,
         kill,
         ended,
       });

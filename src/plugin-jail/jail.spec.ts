@@ -226,6 +226,40 @@ def run(PluginInfo):
     ]);
   });
 
+  it('pauses a run for the server and resumes it: nothing in the report, and the wall clock waits', async () => {
+    // Paused as it starts for 5 s, past its 4 s wall limit, the plugin's 2 s sleep is over when
+    // it is resumed: it ends at once, done, since paused time does not count.
+    const report = await runPlugin(
+      plugin('import time\n\ndef run(PluginInfo):\n    time.sleep(2)\n'),
+      settings({ wallSeconds: 4 }),
+      {
+        onRunning: (run) => {
+          run.pause();
+          setTimeout(() => run.resume(), 5000);
+        },
+      },
+    );
+    expect({ status: report.status, limit: report.limit, exception: report.exception }).toEqual({
+      status: 'done',
+      limit: null,
+      exception: null,
+    });
+    expect(report.duration_ms).toBeGreaterThanOrEqual(5000);
+    expect(
+      report.observed_events.filter((event) => event.flagged || event.event === 'kernel.signal'),
+    ).toEqual([]);
+  });
+
+  it('ends a run paused for good at twice its wall limit', async () => {
+    const report = await runPlugin(
+      plugin('import time\n\ndef run(PluginInfo):\n    time.sleep(10)\n'),
+      settings({ wallSeconds: 3 }),
+      { onRunning: (run) => run.pause() },
+    );
+    expect({ status: report.status, limit: report.limit }).toEqual({ status: 'timed-out', limit: 'wall' });
+    expect(report.duration_ms).toBeGreaterThanOrEqual(6000);
+  });
+
   it('marks a line the plugin writes to the report channel itself as forged', async () => {
     const report = await runPlugin(
       plugin(`

@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { lyingPlugins, showsExpected } from '../../test/helpers/lying-plugins';
+import { CHANNEL_FLOOD, lyingPlugins, showsExpected } from '../../test/helpers/lying-plugins';
 import { testJailSettings, testPlugin } from '../../test/helpers/jail-settings';
 import { bwrapLack, describeNeeding } from '../../test/helpers/prerequisites';
 import { runPlugin, type TestRunEvent, type TestRunReport } from './index';
@@ -101,22 +101,26 @@ def run(PluginInfo):
     expect({ status: report.status, limit: report.limit }).toEqual({ status: 'timed-out', limit: 'cpu' });
   });
 
-  it('a flood of the channel without a newline ends the run at its output limit, in bounded memory', async () => {
+  it('the peak memory is the kernel’s account of the jail, also of a run the CPU limit ended', async () => {
+    const held = 96 * 1024 * 1024;
     const report = await runPlugin(
       plugin(`
-import os
-
 def run(PluginInfo):
-    chunk = b"x" * (1 << 20)
+    kept = bytearray(${held})
+    for index in range(0, len(kept), 4096):
+        kept[index] = 1
     while True:
-        for fd in range(3, 1024):
-            try:
-                os.write(fd, chunk)
-            except OSError:
-                pass
+        pass
 `),
-      settings({ wallSeconds: 60 }),
+      settings({ cpuSeconds: 1 }),
     );
+    expect({ status: report.status, limit: report.limit }).toEqual({ status: 'timed-out', limit: 'cpu' });
+    expect(report.peak_memory_bytes).toBeGreaterThanOrEqual(held);
+    expect(report.peak_memory_bytes).toBeLessThan(held + 64 * 1024 * 1024);
+  });
+
+  it('a flood of the channel without a newline ends the run at its output limit, in bounded memory', async () => {
+    const report = await runPlugin(CHANNEL_FLOOD, settings({ wallSeconds: 60 }));
     expect({ status: report.status, limit: report.limit }).toEqual({ status: 'failed', limit: 'output' });
   });
 

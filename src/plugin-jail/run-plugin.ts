@@ -22,7 +22,6 @@ interface RunnerResult {
   limit: string | null;
   return_value: string | null;
   exception: string | null;
-  peak_memory_bytes: number;
   events_dropped: number;
 }
 
@@ -38,13 +37,32 @@ const forged = (line: string): TestRunEvent => ({
 });
 
 /**
+ * A run the server may pause (SIGSTOP to the plugin's process, seen from outside its PID
+ * namespace, so the observer knows it for the server's) and resume; its wall clock waits while
+ * paused (WallClock). Both do nothing before the plugin starts or after it ended.
+ */
+export interface PausableRun {
+  pause(): void;
+  resume(): void;
+}
+
+export interface RunHooks {
+  /** Told when the plugin's code starts, with the run to pause and resume (test-run-pacer.ts). */
+  onRunning?: (run: PausableRun) => void;
+}
+
+/**
  * Runs one plugin's bytes in the jail and makes its report. Rejects only when the jail cannot be
  * started; whatever the plugin does ends in a report. The report's facts (observed_events, the
- * status, the limit) come from outside the plugin's process: the tracer's view and the exit
+ * status, the limit, the peak memory) come from outside the plugin's process: the tracer's view and the exit
  * the kernel gave. The runner's channel is testimony: it adds context and can fail a run, never
  * make one `done`.
  */
-export async function runPlugin(source: Buffer, settings: JailSettings): Promise<TestRunReport> {
+export async function runPlugin(
+  source: Buffer,
+  settings: JailSettings,
+  hooks: RunHooks = {},
+): Promise<TestRunReport> {
   const token = randomBytes(24).toString('hex');
   const { limits } = settings;
   const started = process.hrtime.bigint();
@@ -69,7 +87,35 @@ export async function runPlugin(source: Buffer, settings: JailSettings): Promise
     outputLimit = true;
     jail.kill();
   };
-  const observer = new TraceObserver(settings.maxEvents, jail.kill);
+  let pausedPid: number | null = null;
+  const run: PausableRun = {
+    pause() {
+      const pid = observer.livePluginPid;
+      if (pausedPid !== null || pid === null) return;
+      try {
+        process.kill(pid, 'SIGSTOP');
+      } catch {
+        return; // Gone: nothing to pause.
+      }
+      pausedPid = pid;
+      jail.wall.pause();
+    },
+    resume() {
+      if (pausedPid === null) return;
+      const pid = pausedPid;
+      pausedPid = null;
+      jail.wall.resume();
+      // Only while the tracer has not seen it end: its pid may be another process's after.
+      if (observer.livePluginPid === pid) {
+        try {
+          process.kill(pid, 'SIGCONT');
+        } catch {
+          // Gone meanwhile.
+        }
+      }
+    },
+  };
+  const observer = new TraceObserver(settings.maxEvents, jail.kill, () => hooks.onRunning?.(run));
   const traced = observer.read(jail.trace, overflow);
   const events: TestRunEvent[] = [];
   let result: RunnerResult | null = null;
@@ -100,14 +146,13 @@ export async function runPlugin(source: Buffer, settings: JailSettings): Promise
           limit: text(message.limit),
           return_value: text(message.return_value),
           exception: text(message.exception),
-          peak_memory_bytes: Number(message.peak_memory_bytes) || 0,
           events_dropped: Number(message.events_dropped) || 0,
         };
       }
     },
     overflow,
   );
-  const [ended] = await Promise.all([jail.ended, traced, testimony]);
+  const [ended, usage] = await Promise.all([jail.ended, jail.usage, traced, testimony]);
   const duration_ms = Math.round(Number(process.hrtime.bigint() - started) / 1e6);
   const observed = observer.result();
   const reported = result as RunnerResult | null;
@@ -126,7 +171,7 @@ export async function runPlugin(source: Buffer, settings: JailSettings): Promise
     status,
     limit,
     duration_ms,
-    peak_memory_bytes: reported?.peak_memory_bytes ?? null,
+    peak_memory_bytes: usage?.peakMemoryBytes ?? null,
     stdout: jail.stdout.text(),
     stderr: jail.stderr.text(),
     exception: problem ?? reported?.exception ?? null,

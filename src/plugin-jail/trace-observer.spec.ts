@@ -137,6 +137,28 @@ describe('the observer', () => {
     expect(observe(trace('[pid 11] +++ exited with 3 +++')).pluginEnd).toBe('exited with 3');
   });
 
+  it('leaves out the server’s pause (a stop and continue from outside the namespace), not the plugin’s own', () => {
+    const observed = observe(
+      trace(
+        '[pid 11] --- SIGSTOP {si_signo=SIGSTOP, si_code=SI_USER, si_pid=0, si_uid=0} ---',
+        '[pid 11] --- stopped by SIGSTOP ---',
+        '[pid 11] --- SIGCONT {si_signo=SIGCONT, si_code=SI_USER, si_pid=0, si_uid=0} ---',
+        '[pid 11] rt_sigqueueinfo(1, SIGSTOP, {si_signo=SIGSTOP, si_code=SI_USER, si_pid=0, si_uid=0}) = 0',
+        '[pid 11] --- SIGSTOP {si_signo=SIGSTOP, si_code=SI_USER, si_pid=0, si_uid=0} ---',
+        '[pid 11] kill(1, SIGSTOP) = 0',
+        '[pid 11] --- SIGSTOP {si_signo=SIGSTOP, si_code=SI_USER, si_pid=1, si_uid=65534} ---',
+        '[pid 11] --- stopped by SIGSTOP ---',
+      ),
+    );
+    expect(observed.anomalies).toEqual([]);
+    // A plugin can forge the server's siginfo for itself, but not without a call that is flagged.
+    expect(observed.events.map(({ event, flagged: isFlagged }) => [event, isFlagged])).toEqual([
+      ['kernel.rt_sigqueueinfo', true],
+      ['kernel.kill', true],
+      ['kernel.signal', false],
+    ]);
+  });
+
   it('flags file changes outside the working directory, followed through chdir, and a symlink pointing out', () => {
     expect(
       flagged(

@@ -103,9 +103,17 @@ const NETWORK = new Set([
   'sendmmsg',
 ]);
 const DESCRIPTOR_TRICKS = new Set(['dup', 'dup2', 'dup3']);
-const SIGNALS_SENT = new Set(['kill', 'tkill', 'tgkill']);
+const SIGNALS_SENT = new Set([
+  'kill',
+  'tkill',
+  'tgkill',
+  'rt_sigqueueinfo',
+  'rt_tgsigqueueinfo',
+  'pidfd_send_signal',
+]);
 /** The calls the process filter traps that would have made a process (process-filter.ts). */
 const PROCESS_CREATION = new Set(['clone', 'fork', 'vfork']);
+const PAUSE_SIGNALS = new Set(['SIGSTOP', 'SIGCONT']);
 
 /** The system calls traced (strace's names): CPython's audit events name most of them, the kernel all. */
 export const TRACED_CALLS: readonly string[] = [
@@ -175,11 +183,20 @@ export class TraceObserver {
   /** A call strace showed cut by another process's line (`<unfinished ...>`), by process. */
   private readonly pending = new Map<number, string>();
 
-  /** `onRefused` is told of the first call the jail refused: the caller ends the run there. */
+  /**
+   * `onRefused` is told of the first call the jail refused: the caller ends the run there.
+   * `onStarted` is told when the plugin's code starts.
+   */
   constructor(
     private readonly maxEvents: number,
     private readonly onRefused: (call: string) => void = () => undefined,
+    private readonly onStarted: () => void = () => undefined,
   ) {}
+
+  /** The plugin's process (its host pid) while it runs: null before it started and once it ended. */
+  get livePluginPid(): number | null {
+    return this.end === null ? this.pluginPid : null;
+  }
 
   /**
    * Reads the tracer's output into this observer, bounded: an ordinary run writes some hundred
@@ -201,7 +218,7 @@ export class TraceObserver {
       return;
     }
     if (!this.started) this.before.add(line.pid);
-    // Unprefixed, strace traces one process alone: bwrap outside, which outlives the plugin's.
+    // Unprefixed, strace traces one process alone: the launcher, which outlives the plugin's.
     // While the plugin runs, such a line would be the plugin's own, unattributed.
     else if (line.pid === FIRST_PROCESS && this.end === null)
       this.anomaly(`a line of no process: ${clip(text)}`);
@@ -221,7 +238,7 @@ export class TraceObserver {
       this.call(line.pid, line.name, line.args, line.result);
       return;
     }
-    if (!this.plugins(line.pid)) return;
+    if (!this.plugins(line.pid) || line.kind === 'stopped') return;
     if (line.kind === 'signal') this.signal(line.signal, line.info);
     else if (line.pid === this.pluginPid) {
       this.end = line.signal !== null ? `killed by ${line.signal}` : `exited with ${line.code}`;
@@ -264,6 +281,7 @@ export class TraceObserver {
       ) {
         this.started = true;
         this.pluginPid = pid;
+        this.onStarted();
       }
       return;
     }
@@ -311,6 +329,9 @@ export class TraceObserver {
   }
 
   private signal(signal: string, info: string): void {
+    // Sent from outside the jail's PID namespace (no pid there): the server pausing the run
+    // (run-plugin.ts), not the plugin's doing.
+    if (PAUSE_SIGNALS.has(signal) && /\bsi_code=SI_USER\b/.test(info) && /\bsi_pid=0\b/.test(info)) return;
     if (signal === 'SIGSYS' && /\bsi_code=SYS_SECCOMP\b/.test(info)) {
       const call = /\bsi_syscall=__NR_([a-z_0-9]+)/.exec(info)?.[1] ?? 'unknown';
       const creation = PROCESS_CREATION.has(call);

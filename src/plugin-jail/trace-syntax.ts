@@ -11,6 +11,8 @@ export type TraceLine =
   | { kind: 'unfinished'; pid: number; name: string; text: string }
   | { kind: 'resumed'; pid: number; name: string; text: string }
   | { kind: 'signal'; pid: number; signal: string; info: string }
+  /** A process in a group stop (SIGSTOP and its kin): its cause is the signal's own line. */
+  | { kind: 'stopped'; pid: number; signal: string }
   | { kind: 'exit'; pid: number; code: number | null; signal: string | null }
   | { kind: 'tracer'; text: string };
 
@@ -29,6 +31,7 @@ const LINE = /^(?:\[pid +(\d+)\] )?(.*)$/;
 const EXITED = /^\+\+\+ exited with (\d+) \+\+\+$/;
 const KILLED = /^\+\+\+ killed by (SIG[A-Z0-9]+)(?: \(core dumped\))? \+\+\+$/;
 const SIGNAL = /^--- (SIG[A-Z0-9]+) (.*) ---$/;
+const STOPPED = /^--- stopped by (SIG[A-Z0-9]+) ---$/;
 const RESUMED = /^<\.\.\. ([a-z_0-9]+) resumed>(.*)$/;
 const NAME = /^([a-z_0-9]+)\(/;
 const UNFINISHED = ' <unfinished ...>';
@@ -50,6 +53,7 @@ export function parseTraceLine(line: string): TraceLine | null {
     return { kind: 'exit', pid, code: null, signal: found[1] };
   if (first === '-' && (found = SIGNAL.exec(rest)))
     return { kind: 'signal', pid, signal: found[1], info: found[2] };
+  if (first === '-' && (found = STOPPED.exec(rest))) return { kind: 'stopped', pid, signal: found[1] };
   if (first === '<' && (found = RESUMED.exec(rest)))
     return { kind: 'resumed', pid, name: found[1], text: found[2] };
   if (rest.endsWith(UNFINISHED) && NAME.test(rest)) {

@@ -17,12 +17,13 @@ import { sha256Hex } from '../community-plugins/files/plugin-storage';
 import { PluginVersionsRepository } from '../community-plugins/shared/plugin-versions.repository';
 import { PluginsRepository } from '../community-plugins/shared/plugins.repository';
 import { Transactions } from '../database/transactions';
-import { runPlugin } from '../plugin-jail';
+import { type PausableRun, runPlugin } from '../plugin-jail';
 import type { TestRunPage, TestRunStarted, TestRunView } from './dto/test-run.dto';
 import { JailAvailability } from './jail-availability';
 import { PluginTestRun } from './plugin-test-run.entity';
 import { PluginTestRunsRepository } from './plugin-test-runs.repository';
 import { parseReport, summarise } from './test-run-mention';
+import { TestRunPacer } from './test-run-pacer';
 import { TestRunQueue } from './test-run-queue';
 import { TestRunSummaries } from './test-run-summaries';
 import { availableParallelism } from 'node:os';
@@ -51,6 +52,8 @@ const INTERRUPTED_SWEEP_MS = 60_000;
 @Injectable()
 export class PluginTestRunsService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly queue: TestRunQueue;
+  /** At the idle priority, runs give way to a busy event loop (test-run-pacer.ts). */
+  private readonly pacer: TestRunPacer | null;
   private readonly logger = new Logger('PluginTestRun');
   /** The longest a run lives on a live server, from its admission (its row's created_at) to its end. */
   private readonly lifetimeMs: number;
@@ -69,12 +72,13 @@ export class PluginTestRunsService implements OnApplicationBootstrap, BeforeAppl
     private readonly startupWork: StartupWork,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    const { queueLength, wallSeconds } = config.pluginTestRun;
+    const { queueLength, wallSeconds, cpuPriority } = config.pluginTestRun;
     this.queue = new TestRunQueue(availableParallelism(), queueLength);
-    // A run waits behind at most queueLength others, each ended by its wall limit on at least
-    // one core, then runs until its own wall limit: every server of one install shares these
-    // settings, so a younger run may be another live server's.
-    this.lifetimeMs = (queueLength + 1) * wallSeconds * 1000 + INTERRUPTED_MARGIN_MS;
+    this.pacer = cpuPriority === 'idle' ? new TestRunPacer() : null;
+    // A run waits behind at most queueLength others, each ended by its wall limit (twice it,
+    // paused: WallClock) on at least one core, then runs until its own: every server of one
+    // install shares these settings, so a younger run may be another live server's.
+    this.lifetimeMs = (queueLength + 1) * 2 * wallSeconds * 1000 + INTERRUPTED_MARGIN_MS;
   }
 
   /**
@@ -244,9 +248,17 @@ export class PluginTestRunsService implements OnApplicationBootstrap, BeforeAppl
 
   /** Never rejects: whatever happens ends as the run's status. */
   private async execute(runId: number, content: Buffer): Promise<void> {
+    let paced: PausableRun | null = null;
     try {
       await this.runs.setStatus(runId, 'running');
-      const report = await runPlugin(content, this.jail.settings);
+      const report = await runPlugin(content, this.jail.settings, {
+        onRunning: (run) => {
+          paced = run;
+          this.pacer?.add(run);
+        },
+      }).finally(() => {
+        if (paced !== null) this.pacer?.remove(paced);
+      });
       const { status, ...rest } = report;
       await this.runs.setStatus(runId, status, {
         report: JSON.stringify(rest),

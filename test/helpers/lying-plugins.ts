@@ -4,6 +4,11 @@ import { join } from 'node:path';
 /** Plugins that made the old in-process report lie, one technique each (test/fixtures/test-runs/lying). */
 export const LYING_DIR = join(__dirname, '..', 'fixtures', 'test-runs', 'lying');
 
+/** A runaway plugin that floods the runner's channel without a newline (test/fixtures/test-runs/runaway). */
+export const CHANNEL_FLOOD = readFileSync(
+  join(__dirname, '..', 'fixtures', 'test-runs', 'runaway', 'channel_flood.py'),
+);
+
 export interface LyingPlugin {
   name: string;
   file: string;

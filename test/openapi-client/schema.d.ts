@@ -1274,6 +1274,7 @@ export interface components {
             /** @description The bytes run */
             sha256: string;
             duration_ms: number | null;
+            /** @description The kernel's account of the jail: the peak resident set of its process (null when the server ended the run) */
             peak_memory_bytes: number | null;
             /** @description Bounded */
             stdout: string | null;

@@ -195,7 +195,6 @@ _getpid = os.getpid
 _exit = os._exit
 _get_ident = _thread.get_ident
 _allocate_lock = _thread.allocate_lock
-_getrusage = resource.getrusage
 _gc_disable = gc.disable
 _getsignal = signal.getsignal
 _gettrace, _settrace = sys.gettrace, sys.settrace
@@ -232,8 +231,6 @@ _os_error = {name: OSError.__dict__[name].__get__ for name in ("errno", "strerro
 _syntax_error = {name: SyntaxError.__dict__[name].__get__ for name in ("msg", "filename", "lineno", "offset", "text")}
 _O_DIRECTORY = os.O_DIRECTORY
 _EFBIG, _EAGAIN = errno.EFBIG, errno.EAGAIN
-_RUSAGE_SELF, _RUSAGE_CHILDREN = resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN
-RU_MAXRSS = 2  # struct_rusage's field, read by index (its attributes are a class the plugin can patch)
 CODE_TYPE, FUNCTION_TYPE, MODULE_TYPE = types.CodeType, types.FunctionType, types.ModuleType
 FS_ENCODING = sys.getfilesystemencoding()
 FS_ERRORS = sys.getfilesystemencodeerrors()
@@ -1185,15 +1182,12 @@ def main():
                 sys_changed.append(name)
         if sys_changed:
             recorder.runner_event("runner.sys-changed", [_printable(sorted(set(sys_changed)))])
-        usage = _tuple_item(_getrusage(_RUSAGE_SELF), RU_MAXRSS)
-        children = _tuple_item(_getrusage(_RUSAGE_CHILDREN), RU_MAXRSS)
         recorder.result(
             {
                 "return_value": return_value,
                 "exception": exception,
                 # The CPU limit is named by the server, from the signal that ended the process.
                 "limit": limit,
-                "peak_memory_bytes": max(usage, children) * 1024,
             }
         )
     finally:

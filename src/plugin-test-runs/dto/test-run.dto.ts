@@ -111,7 +111,12 @@ export class TestRunView extends PickType(TestRunSummary, [
   @ApiProperty({ type: 'integer', nullable: true })
   duration_ms!: number | null;
 
-  @ApiProperty({ type: 'integer', nullable: true })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description:
+      "The kernel's account of the jail: the peak resident set of its process (null when the server ended the run)",
+  })
   peak_memory_bytes!: number | null;
 
   @ApiProperty({ type: String, nullable: true, description: 'Bounded' })
