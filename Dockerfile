@@ -6,6 +6,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3 make g+
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
+# `npm run build`'s own steps after tsc: the Python beside its compiled modules, and the stamp.
+COPY scripts/copy-python.js scripts/build-stamp.js ./scripts/
 COPY src ./src
 COPY migrations ./migrations
 RUN npm run build && npm prune --omit=dev

@@ -3,6 +3,9 @@ const builtWorkers = require('./test/built-workers');
 const esmPackages = ['@nestjs', 'nodemailer', 'otplib', '@otplib', '@noble', '@scure', 'uid'];
 const shared = {
   rootDir: __dirname,
+  // In the checkout (node_modules is ignored by git), not the system's temporary directory:
+  // the transformed Nest packages are tens of MB, and a cache is the project's.
+  cacheDirectory: '<rootDir>/node_modules/.cache/jest',
   moduleFileExtensions: ['ts', 'js', 'json', 'mjs', 'cjs'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],

@@ -20,6 +20,16 @@ function whereHelp(): string {
   ].join('\n');
 }
 
+/** ` (database <url without password>)`: every failure names the database it met. */
+function inDatabase(): string {
+  try {
+    return ` (database ${dataLocations().database})`;
+  } catch {
+    // .env unreadable: the failure itself says so.
+    return '';
+  }
+}
+
 /** `svc-admin promote|demote|deactivate|activate <EMAIL>`, `svc-admin list`: exit status 0 on success, 1 on any failure. */
 async function main(): Promise<void> {
   // Help and mistakes are answered before the settings (which make keys under data/) and the
@@ -44,13 +54,14 @@ async function main(): Promise<void> {
     // A failed start (no database) reaches main's catch: one line on stderr, exit status 1.
     abortOnError: false,
     serviceErrorHandler: (error: Error) => {
-      process.stderr.write(`svc-admin: ${error.message}\n`);
+      process.stderr.write(`svc-admin: ${error.message}${inDatabase()}\n`);
       process.exitCode = 1;
     },
   });
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`svc-admin failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`svc-admin failed: ${message}${inDatabase()}\n`);
   process.exit(1);
 });

@@ -9,6 +9,9 @@ import type { Socket } from 'node:net';
  */
 const UNSENT_REQUEST_WAIT_MS = 1_000;
 
+/** The stop signal (SIGTERM or SIGINT, counted together) that exits without waiting. */
+const FORCING_SIGNAL = 3;
+
 interface ConnectionState {
   /** Requests received on it so far. */
   received: number;
@@ -21,7 +24,8 @@ interface ConnectionState {
  * the replica's readiness down (a balancer checking it stops sending new requests), then stop
  * accepting connections, let every request already received
  * finish (each answer closes its connection, so clients move on), then close the modules
- * (the bcrypt pool, the database) and exit 0. Past `graceMs` the process gives up and exits 1.
+ * (the bcrypt pool, the database) and exit 0. Past `graceMs` the process gives up and exits 1,
+ * as it does at a third stop signal.
  * Must be called before the app starts listening: its middleware has to run first.
  */
 export function enableGracefulShutdown(
@@ -66,8 +70,13 @@ export function enableGracefulShutdown(
     }
   };
 
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
+  // A terminal's Ctrl-C signals the whole process group, and npm passes on what it gets: one
+  // Ctrl-C under `npm start` reaches this process twice. So every signal is handled: the first
+  // stops, later ones are logged, and the third exits at once.
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals += 1;
+    if (signals === 1) {
       drain.onDrain();
       if (drain.ms > 0) {
         logger.log(
@@ -76,8 +85,22 @@ export function enableGracefulShutdown(
         );
         setTimeout(() => stop(signal), drain.ms);
       } else stop(signal);
-    });
-  }
+      return;
+    }
+    if (signals < FORCING_SIGNAL) {
+      logger.log(
+        `${signal} received again: already stopping (${signals} of ${FORCING_SIGNAL}: the last exits at once)`,
+        'Main',
+      );
+      return;
+    }
+    logger.error(
+      `${signal} received again (${signals} of ${FORCING_SIGNAL}): exiting now, without waiting for requests in flight`,
+      'Main',
+    );
+    process.exit(1);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, onSignal);
 
   function stop(signal: string): void {
     {

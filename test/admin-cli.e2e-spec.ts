@@ -293,12 +293,12 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
       expect((await svcAdmin(url, ['list'])).stdout).toBe(`${alice.id}\talice@example.com\talice\n`);
     });
 
-    it('exits 1 with `No user found with email <EMAIL>` on stderr for an unknown email', async () => {
+    it('exits 1 with `No user found with email <EMAIL> in <DATABASE>` on stderr for an unknown email', async () => {
       for (const command of ['promote', 'demote', 'deactivate', 'activate']) {
         expect(await svcAdmin(url, [command, 'nobody@example.com'])).toEqual({
           code: 1,
           stdout: '',
-          stderr: 'No user found with email nobody@example.com\n',
+          stderr: `No user found with email nobody@example.com in ${url}\n`,
         });
       }
     });
@@ -312,8 +312,7 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
       expect(result).toEqual({
         code: 1,
         stdout: '',
-        stderr:
-          'Alice@Example.com is an admin through SVC_ADMIN_EMAILS: remove the address from the setting to demote it\n',
+        stderr: `Alice@Example.com is an admin through SVC_ADMIN_EMAILS in ${url}: remove the address from the setting to demote it\n`,
       });
       expect(await isAdminInDatabase(t, 'alice@example.com')).toBe(true);
       expect(await auditRows(t)).toEqual(before);
@@ -521,9 +520,52 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
         const other = await signUpAs(t, smtp, 'other');
         expect(await isAdminInDatabase(t, later.email)).toBe(true);
         expect(await isAdminInDatabase(t, other.email)).toBe(false);
+        // svc-admin without the setting: the API's grant, as the audit log records it.
         expect(await svcAdmin(databaseUrlOf(t), ['list'])).toEqual({
           code: 0,
-          stdout: `${later.id}\tlater@example.com\tlater\n`,
+          stdout: `${later.id}\tlater@example.com\tlater\tSVC_ADMIN_EMAILS\n`,
+          stderr: '',
+        });
+      } finally {
+        await t.close();
+      }
+    });
+
+    it("svc-admin without the setting sees the API's grants in the audit log: list marks them, demote refuses and changes nothing", async () => {
+      const t = await createTestApp({ smtp, env: { SVC_ADMIN_EMAILS: 'kim@example.com' } });
+      try {
+        const url = databaseUrlOf(t);
+        const kim = await signUpAs(t, smtp, 'kim');
+        const lee = await signUpAs(t, smtp, 'lee');
+        expect((await svcAdmin(url, ['promote', lee.email])).code).toBe(0);
+        expect(await svcAdmin(url, ['list'])).toEqual({
+          code: 0,
+          stdout: `${kim.id}\tkim@example.com\tkim\tSVC_ADMIN_EMAILS\n${lee.id}\tlee@example.com\tlee\n`,
+          stderr: '',
+        });
+        const before = await auditRows(t);
+        expect(await svcAdmin(url, ['demote', 'Kim@Example.com'])).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: `Kim@Example.com is an admin through SVC_ADMIN_EMAILS in ${url}: remove the address from the setting to demote it\n`,
+        });
+        expect(await isAdminInDatabase(t, 'kim@example.com')).toBe(true);
+        expect(await auditRows(t)).toEqual(before);
+        // The API agrees: kim is an admin to it.
+        const me = await t
+          .http()
+          .get('/api/v1/community-plugins/me/')
+          .set('Authorization', `Bearer ${kim.token}`);
+        expect((me.body as { data: { is_admin: boolean } }).data.is_admin).toBe(true);
+        // An admin svc-admin made is not the setting's: demoted as before.
+        expect(await svcAdmin(url, ['demote', lee.email])).toMatchObject({
+          code: 0,
+          stdout: expect.stringMatching(/^Demoted lee@example.com/),
+        });
+        // Given the setting, svc-admin judges by it, as the API with that setting would.
+        expect(await svcAdmin(url, ['list'], { SVC_ADMIN_EMAILS: 'other@example.com' })).toEqual({
+          code: 0,
+          stdout: `${kim.id}\tkim@example.com\tkim\n`,
           stderr: '',
         });
       } finally {

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import type { SpawnOptions } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,25 +20,30 @@ function connectionError(port: number): Promise<string | undefined> {
   });
 }
 
-/** The README's `npm start`, stopped as a service manager would: one SIGTERM to npm's own pid. */
+/** `npm start` in a fresh data directory on a free port, with these extras in its environment. */
+function npmStart(port: number, data: string, extra: Record<string, string>, options: SpawnOptions) {
+  // --ignore-scripts skips the prestart build: the test run's global set-up checked dist/.
+  return spawn('npm', ['start', '--ignore-scripts', '--silent'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      DATABASE_URL: `sqlite:${join(data, 'svc.sqlite')}`,
+      COMMUNITY_PLUGIN_DIR: join(data, 'plugins'),
+      JWT_SECRET: TEST_JWT_SECRET,
+      ...extra,
+    },
+    ...options,
+  });
+}
+
+/** The README's `npm start`, stopped as a service manager would, and as a terminal's Ctrl-C does. */
 describe('npm start', () => {
   it('stops the server with one SIGTERM to npm', async () => {
     const port = await freePort();
     const data = mkdtempSync(join(tmpdir(), 'svc-npm-start-'));
-    // --ignore-scripts skips the prestart build: the test run's global set-up checked dist/.
-    const npm = spawn('npm', ['start', '--ignore-scripts', '--silent'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        PORT: String(port),
-        DATABASE_URL: `sqlite:${join(data, 'svc.sqlite')}`,
-        COMMUNITY_PLUGIN_DIR: join(data, 'plugins'),
-        JWT_SECRET: TEST_JWT_SECRET,
-        LOG_LEVEL: 'silent',
-      },
-      stdio: 'ignore',
-    });
+    const npm = npmStart(port, data, { LOG_LEVEL: 'silent' }, { stdio: 'ignore' });
     const npmExited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
     try {
       await waitUntilReady(port, npm);
@@ -47,6 +53,37 @@ describe('npm start', () => {
       expect(await connectionError(port)).toBe('ECONNREFUSED');
     } finally {
       if (npm.exitCode === null) npm.kill('SIGKILL');
+    }
+  }, 120_000);
+
+  it('shuts down cleanly on a Ctrl-C to its process group, which npm passes on too', async () => {
+    const port = await freePort();
+    const data = mkdtempSync(join(tmpdir(), 'svc-npm-start-'));
+    // A group of its own, as a terminal's foreground job: npm, and the server its script execs.
+    const npm = npmStart(
+      port,
+      data,
+      { LOG_LEVEL: 'info' },
+      { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    );
+    let output = '';
+    npm.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    npm.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const npmExited = new Promise<number | null>((resolve) => npm.once('close', (code) => resolve(code)));
+    try {
+      await waitUntilReady(port, npm);
+      // What the terminal does on Ctrl-C: SIGINT to every process of the foreground group.
+      process.kill(-npm.pid!, 'SIGINT');
+      expect({ code: await npmExited, shutDown: output.includes('"msg":"Shut down"') }).toEqual({
+        code: 0,
+        shutDown: true,
+      });
+      expect(output).toMatch(/SIGINT received: new connections are refused/);
+      // SQLite closed: its write-ahead log was checkpointed and removed with its index.
+      expect(readdirSync(data).filter((name) => name.startsWith('svc.sqlite'))).toEqual(['svc.sqlite']);
+      expect(await connectionError(port)).toBe('ECONNREFUSED');
+    } finally {
+      if (npm.exitCode === null) process.kill(-npm.pid!, 'SIGKILL');
     }
   }, 120_000);
 });

@@ -502,7 +502,7 @@ describe('plugin lifecycle', () => {
       expect(dirty.code).toBe(1);
       expect(dirty.stderr).toContain(`Plugin ${id} (Altered later): ${file.split('/').pop()} differs`);
       expect(dirty.stderr).toContain(
-        `1 of ${clean.stdout.split(' ')[0]} approved plugin file(s) in ${t.config.communityPluginDir} are missing or differ from their digests\n`,
+        `1 of ${clean.stdout.split(' ')[0]} approved plugin file(s) in ${t.config.communityPluginDir} are missing or differ from their digests (the approvals of ${databaseUrlOf(t)})\n`,
       );
 
       writeFileSync(file, original);

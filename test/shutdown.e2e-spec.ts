@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { getJson, post, spawnApiProcess, waitUntilReady } from './helpers/api-process';
 import type { ObservedApiProcess } from './helpers/api-process';
 import { emptyDatabase, testDatabaseUrl } from './helpers/database';
@@ -111,5 +112,39 @@ describe('graceful shutdown', () => {
     const code = await api.exited;
     expect(code).toBe(0);
     expect(api.stdout()).toMatch(/SIGTERM received: new connections are refused/);
+  }, 60_000);
+
+  it('logs a second stop signal while stopping, and exits 1 at the third without waiting', async () => {
+    const databaseUrl = testDatabaseUrl();
+    await emptyDatabase(databaseUrl);
+    api = await spawnApiProcess({
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'debug',
+      SHUTDOWN_GRACE_SECONDS: '60',
+    });
+    const { port } = api;
+    await waitUntilReady(port, api.child);
+    // A request whose body never comes: in flight until its 60 s request timeout, so the
+    // stop is still waiting for it when the later signals come.
+    const held = connect(port, '127.0.0.1');
+    held.on('error', () => undefined);
+    held.write(
+      'POST /api/v1/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+    );
+    await api.waitForOutput(/Request received: POST \/api\/v1\/login\//);
+    // Each signal once the one before it was handled (two sent together may arrive as one).
+    api.child.kill('SIGINT');
+    await api.waitForOutput(
+      /SIGINT received: new connections are refused; 1 requests in flight get up to 60000 ms/,
+    );
+    api.child.kill('SIGTERM');
+    await api.waitForOutput(/SIGTERM received again: already stopping \(2 of 3: the last exits at once\)/);
+    api.child.kill('SIGINT');
+    expect(await api.exited).toBe(1);
+    expect(api.stdout()).toContain(
+      'SIGINT received again (3 of 3): exiting now, without waiting for requests in flight',
+    );
+    expect(api.stdout()).not.toContain('Shut down');
+    held.destroy();
   }, 60_000);
 });

@@ -10,6 +10,10 @@ const ROLE_CHANGES: readonly AuditAction[] = ['promote', 'demote'];
 
 const subjectOf = (userId: number) => `user:${userId}`;
 
+/** What a grant's details name as its source. */
+const GRANTED_BY = 'SVC_ADMIN_EMAILS';
+const grantSource = (details: string) => (JSON.parse(details) as { granted_by?: unknown }).granted_by;
+
 /**
  * The admin role SVC_ADMIN_EMAILS grants, in the audit log as a `promote` by actor `system`
  * (the service itself), at registration of a listed address and at start-up. Written at most
@@ -24,6 +28,11 @@ export class ListedAdminGrants implements GrantLog {
     return (await this.audit.latestAbout(subjectOf(userId), ROLE_CHANGES))?.action === 'promote';
   }
 
+  async grantedBySetting(userId: number): Promise<boolean> {
+    const last = await this.audit.latestAbout(subjectOf(userId), ROLE_CHANGES);
+    return last?.action === 'promote' && last.actor === 'system' && grantSource(last.details) === GRANTED_BY;
+  }
+
   async record(manager: EntityManager, user: Pick<User, 'id' | 'email'>): Promise<void> {
     await this.audit.lockChain(manager);
     const last = await this.audit.latestAbout(subjectOf(user.id), ROLE_CHANGES, manager);
@@ -32,7 +41,7 @@ export class ListedAdminGrants implements GrantLog {
       actor: 'system',
       action: 'promote',
       subject: subjectOf(user.id),
-      details: { email: user.email, granted_by: 'SVC_ADMIN_EMAILS' },
+      details: { email: user.email, granted_by: GRANTED_BY },
     });
   }
 }

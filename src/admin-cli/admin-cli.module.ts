@@ -10,6 +10,7 @@ import { AuditModule } from '../audit/audit.module';
 import { PluginFilesModule } from '../community-plugins/plugin-files.module';
 import { AuditCommand, AuditVerifyCommand, PluginsCommand, PluginsVerifyCommand } from './integrity.commands';
 import { PluginsTestRunCommand } from './test-run.command';
+import { ListedAdminGrants } from '../account/listed-admin-grants';
 import { BACKUP_PROVIDERS } from './backup/backup-providers';
 import {
   ActivateCommand,
@@ -39,6 +40,8 @@ export class AdminCliModule {
         PluginFilesModule,
       ],
       providers: [
+        // The API's grants of SVC_ADMIN_EMAILS as the audit log records them (demote, list).
+        ListedAdminGrants,
         PromoteCommand,
         DemoteCommand,
         DeactivateCommand,

@@ -6,6 +6,7 @@ import { ChangeRecorder, ListedAdminError, UnknownEmailError, UsersService } fro
 import { AuditLog } from '../audit/audit-log.service';
 import type { AuditAction } from '../audit/audit-entry.entity';
 import { PendingApprovals } from '../community-plugins/review/pending-approvals';
+import { ListedAdminGrants } from '../account/listed-admin-grants';
 
 /** Output goes straight to the streams: stdout for results, stderr for warnings and errors. */
 const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -99,6 +100,7 @@ export class DemoteCommand extends CommandRunner {
     private readonly schema: SchemaMigrator,
     private readonly audit: AuditLog,
     private readonly approvals: PendingApprovals,
+    private readonly grants: ListedAdminGrants,
   ) {
     super();
   }
@@ -109,6 +111,7 @@ export class DemoteCommand extends CommandRunner {
       const change = await this.admins.demote(
         email,
         leavingRole(this.audit, this.approvals, 'demote', email, dropped),
+        this.grants,
       );
       out(
         change === 'changed'
@@ -170,14 +173,22 @@ export class ActivateCommand extends CommandRunner {
 
 @Command(COMMANDS.list)
 export class ListCommand extends CommandRunner {
-  constructor(private readonly admins: UsersService) {
+  constructor(
+    private readonly admins: UsersService,
+    private readonly grants: ListedAdminGrants,
+  ) {
     super();
   }
 
-  /** Read-only, so it migrates nothing: it reads only columns every schema version has. */
+  /**
+   * Read-only, so it migrates nothing: it reads only columns every schema version since the
+   * audit log's has (docs/architecture.md).
+   */
   async run(): Promise<void> {
-    const admins = await this.admins.listAdmins();
-    for (const admin of admins) out(`${admin.id}\t${admin.email}\t${admin.name}`);
+    const admins = await this.admins.listAdminsWithGrants(this.grants);
+    for (const admin of admins) {
+      out(`${admin.id}\t${admin.email}\t${admin.name}${admin.listed ? '\tSVC_ADMIN_EMAILS' : ''}`);
+    }
     if (admins.length === 0) err('No admins');
   }
 }

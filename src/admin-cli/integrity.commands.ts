@@ -6,6 +6,7 @@ import { COMMANDS } from './command-specs';
 import { AuditLog } from '../audit/audit-log.service';
 import { PluginDigestCheck } from '../community-plugins/files/plugin-digest-check';
 import { PluginsTestRunCommand } from './test-run.command';
+import { databaseLabel } from '../database/database-label';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`${line}\n`);
@@ -30,7 +31,8 @@ export class PluginsVerifyCommand extends CommandRunner {
     }
     for (const problem of problems) err(problem);
     err(
-      `${problems.length} of ${checked} approved plugin file(s) ${where} are missing or differ from their digests`,
+      `${problems.length} of ${checked} approved plugin file(s) ${where} are missing or differ from their digests ` +
+        `(the approvals of ${databaseLabel(this.config.database)})`,
     );
     process.exitCode = 1;
   }
@@ -47,7 +49,10 @@ export class PluginsCommand extends CommandRunner {
 
 @SubCommand(COMMANDS.auditVerify)
 export class AuditVerifyCommand extends CommandRunner {
-  constructor(private readonly audit: AuditLog) {
+  constructor(
+    private readonly audit: AuditLog,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
     super();
   }
 
@@ -57,7 +62,10 @@ export class AuditVerifyCommand extends CommandRunner {
       out(`${check.entries} entries, chain intact`);
       return;
     }
-    err(`Audit chain broken at ${check.problem} (${check.entries} entries before it follow)`);
+    err(
+      `Audit chain of ${databaseLabel(this.config.database)} broken at ${check.problem} ` +
+        `(${check.entries} entries before it follow)`,
+    );
     process.exitCode = 1;
   }
 }

@@ -3,24 +3,36 @@ import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { databaseLabel } from '../database/database-label';
 import { Transactions } from '../database/transactions';
 import { PASSWORD_RESET_PATH } from './account-paths';
 import { identityKey } from './identity-key';
 import { AdminSummary, UsersRepository } from './users.repository';
 import { User } from './user.entity';
 
-/** Raised for an email that belongs to no user; svc-admin turns it into exit status 1. */
+/**
+ * Raised for an email that belongs to no user of `database` (named: the command may have been
+ * run on another database than the API's); svc-admin turns it into exit status 1.
+ */
 export class UnknownEmailError extends Error {
-  constructor(readonly email: string) {
-    super(`No user found with email ${email}`);
+  constructor(
+    readonly email: string,
+    database: string,
+  ) {
+    super(`No user found with email ${email} in ${database}`);
     this.name = 'UnknownEmailError';
   }
 }
 
 /** Raised for svc-admin demote of an address SVC_ADMIN_EMAILS lists; svc-admin exits with status 1. */
 export class ListedAdminError extends Error {
-  constructor(readonly email: string) {
-    super(`${email} is an admin through SVC_ADMIN_EMAILS: remove the address from the setting to demote it`);
+  constructor(
+    readonly email: string,
+    database: string,
+  ) {
+    super(
+      `${email} is an admin through SVC_ADMIN_EMAILS in ${database}: remove the address from the setting to demote it`,
+    );
     this.name = 'ListedAdminError';
   }
 }
@@ -38,7 +50,12 @@ export interface GrantLog {
   holds(userId: number): Promise<boolean>;
   /** In the caller's transaction, under the log's lock: a promote, unless the log's last word on the role is one. */
   record(manager: EntityManager, user: Pick<User, 'id' | 'email'>): Promise<void>;
+  /** A plain read: the log's last word on the user's role is the setting's grant (`system`, SVC_ADMIN_EMAILS). */
+  grantedBySetting(userId: number): Promise<boolean>;
 }
+
+/** An admin as svc-admin lists it; `listed` when SVC_ADMIN_EMAILS makes it one (see listedAdmin). */
+export type ListedAdminSummary = AdminSummary & { listed: boolean };
 
 /**
  * The rules about users that the API and svc-admin share: how a user is found (by the
@@ -50,6 +67,8 @@ export class UsersService {
   private readonly logger = new Logger('Users');
   /** SVC_ADMIN_EMAILS as keys, compared like every other email. */
   private readonly adminKeys: Set<string>;
+  /** The database, as the errors of svc-admin's commands name it. */
+  private readonly database: string;
 
   constructor(
     private readonly users: UsersRepository,
@@ -58,6 +77,7 @@ export class UsersService {
     private readonly clock: Clock,
   ) {
     this.adminKeys = new Set(config.adminEmails.map(identityKey));
+    this.database = databaseLabel(config.database);
   }
 
   /** The spec's lookup: by email first, then by name; one indexed query for both. */
@@ -164,12 +184,24 @@ export class UsersService {
   }
 
   /**
-   * The account's tokens end with the role they were issued under. An address listed in
-   * SVC_ADMIN_EMAILS is refused: the setting holds that role, and a demotion would change
-   * nothing but the log.
+   * SVC_ADMIN_EMAILS makes the user an admin, as the API sees it: svc-admin given the setting
+   * judges by it; without it (the setting is often the API's alone), by what the audit log
+   * records of the API's grants.
    */
-  async demote(email: string, record: ChangeRecorder): Promise<RoleChange> {
-    if (this.isListedAdmin((await this.findOrFail(email)).email)) throw new ListedAdminError(email.trim());
+  private async listedAdmin(user: Pick<User, 'id' | 'email'>, grants?: GrantLog): Promise<boolean> {
+    if (this.adminKeys.size > 0 || !grants) return this.isListedAdmin(user.email);
+    return grants.grantedBySetting(user.id);
+  }
+
+  /**
+   * The account's tokens end with the role they were issued under. An address listed in
+   * SVC_ADMIN_EMAILS (see listedAdmin) is refused: the setting holds that role, and a
+   * demotion would change nothing but the log.
+   */
+  async demote(email: string, record: ChangeRecorder, grants?: GrantLog): Promise<RoleChange> {
+    if (await this.listedAdmin(await this.findOrFail(email), grants)) {
+      throw new ListedAdminError(email.trim(), this.database);
+    }
     return this.changeIf(email, record, async (manager, user) => {
       if (!(await this.users.demoteIfAdmin(manager, user.id))) return false;
       await this.users.revokeAllTokens(manager, user.id);
@@ -201,6 +233,20 @@ export class UsersService {
     return this.users.listAdmins();
   }
 
+  /**
+   * svc-admin list: the admins by flag, and those SVC_ADMIN_EMAILS names (see listedAdmin)
+   * marked, then the listed users the flag does not show yet (the API counts them as admins,
+   * and sets the flag at its next start).
+   */
+  async listAdminsWithGrants(grants: GrantLog): Promise<ListedAdminSummary[]> {
+    const flagged = await this.users.listAdmins();
+    const listedUsers = this.adminKeys.size > 0 ? await this.users.findByEmailKeys([...this.adminKeys]) : [];
+    const unflagged = listedUsers.filter((user) => !flagged.some((admin) => admin.id === user.id));
+    const admins = [...flagged, ...unflagged.map(({ id, name, email }) => ({ id, name, email }))];
+    const listed = await Promise.all(admins.map((admin) => this.listedAdmin(admin, grants)));
+    return admins.map((admin, index) => ({ ...admin, listed: listed[index] }));
+  }
+
   /** One conditional change and its record in one transaction; 'unchanged' when the condition failed. */
   private async changeIf(
     email: string,
@@ -218,7 +264,7 @@ export class UsersService {
 
   private async findOrFail(email: string): Promise<User> {
     const user = await this.findByEmail(email);
-    if (!user) throw new UnknownEmailError(email.trim());
+    if (!user) throw new UnknownEmailError(email.trim(), this.database);
     return user;
   }
 }

@@ -2,20 +2,20 @@
  * What some tests need from outside npm: Debian's chromium (the page tests), bubblewrap and
  * strace (the test-run jail), a Redis server
  * (the shared rate limits), and mount (the storage faults, as root). `npm test` first runs
- * prepare() (its pretest), which installs chromium (unless SVC_TEST_NO_APT=1) and starts a
- * loopback Redis where the machine allows; a test that still lacks something is skipped with one line naming it and
+ * prepare() (its pretest), which installs chromium (unless SVC_TEST_NO_APT=1) where the machine
+ * allows; a test that still lacks something is skipped with one line naming it and
  * its remedy, or fails when SVC_TEST_REQUIRE_ALL=1 (CI sets it, so CI runs them all).
  *
  * Where they are looked for is settable: SVC_TEST_CHROMIUM (a path; default chromium or
- * chromium-browser on PATH) and SVC_TEST_REDIS_URL (default redis://127.0.0.1:6379/15, the
- * suite's own database, emptied by the tests that use it; no other database is touched).
+ * chromium-browser on PATH) and SVC_TEST_REDIS_URL (default: a redis-server the run starts on a
+ * free loopback port, test/private-redis.js; given, its database is emptied by the tests that
+ * use it, and no other database is touched).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { accessSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 
-const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/15';
 const REQUIRE_ALL = process.env.SVC_TEST_REQUIRE_ALL === '1';
 
 /** What is missing, and the command that installs or starts it. */
@@ -47,9 +47,12 @@ export function chromiumPath(): string | null {
   return onPath('chromium') ?? onPath('chromium-browser');
 }
 
-/** The suite's own Redis database. */
+/**
+ * The suite's own Redis database: SVC_TEST_REDIS_URL as given, or as Jest's global setup set it
+ * to the run's private server. Empty when there is neither (redisLack says why).
+ */
 export function testRedisUrl(): string {
-  return process.env.SVC_TEST_REDIS_URL || DEFAULT_REDIS_URL;
+  return process.env.SVC_TEST_REDIS_URL ?? '';
 }
 
 const redisPort = (url: URL) => Number(url.port) || 6379;
@@ -112,6 +115,12 @@ export function curlLack(): Lack | null {
 
 export function redisLack(): Lack | null {
   const url = testRedisUrl();
+  if (url === '') {
+    return {
+      missing: 'redis-server on PATH (the run starts one of its own on a free port)',
+      remedy: 'apt-get install -y --no-install-recommends redis-server (or set SVC_TEST_REDIS_URL)',
+    };
+  }
   if (redisAnswers(url)) return null;
   const parsed = new URL(url);
   return {
@@ -212,8 +221,8 @@ function aptInstall(name: string): void {
 }
 
 /**
- * npm's pretest: installs chromium, bubblewrap and strace (as root, with apt-get; not with SVC_TEST_NO_APT=1) and
- * starts a loopback Redis, when missing.
+ * npm's pretest: installs chromium, bubblewrap and strace (as root, with apt-get; not with
+ * SVC_TEST_NO_APT=1), when missing. Redis is the run's own (Jest's global setup).
  */
 export function prepare(): void {
   if (chromiumLack() !== null && !process.env.SVC_TEST_CHROMIUM && aptAllowed()) {
@@ -236,20 +245,6 @@ export function prepare(): void {
       'pretest: installing Debian’s strace with apt-get (about 1.5 MB) for the test-run jail\n',
     );
     aptInstall('strace');
-  }
-  const url = new URL(testRedisUrl());
-  const loopback = ['127.0.0.1', 'localhost'].includes(url.hostname);
-  if (loopback && onPath('redis-server') && !redisAnswers()) {
-    const port = String(redisPort(url));
-    process.stdout.write(`pretest: no Redis on port ${port}; starting redis-server there\n`);
-    const started = spawnSync(
-      'redis-server',
-      ['--daemonize', 'yes', '--bind', '127.0.0.1', '--port', port, '--save', '', '--appendonly', 'no'],
-      { stdio: 'ignore' },
-    );
-    for (let attempt = 0; started.status === 0 && attempt < 20 && !redisAnswers(); attempt += 1) {
-      spawnSync(process.execPath, ['-e', 'setTimeout(() => {}, 250)']);
-    }
   }
 }
 

@@ -68,7 +68,8 @@ export async function walkthrough(baseUrl: string, mailbox: Mailbox): Promise<st
     await client.POST('/api/v1/sessions', { headers: alice, body: { name: 'first-assessment' } }),
   );
   const sessions = await client.GET('/api/v1/sessions', { headers: alice });
-  const session = sessions.data?.data[0];
+  // By name, as the README's walkthrough selects it: the list is oldest first.
+  const session = sessions.data?.data.find((listed) => listed.name === 'first-assessment');
   if (!session) throw new Error('no session');
   const activated = await client.PATCH('/api/v1/sessions/{session_id}/{action}', {
     headers: alice,
