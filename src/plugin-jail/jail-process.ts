@@ -62,6 +62,8 @@ export class WallClock {
   private pauseCredit: number;
   private since = performance.now();
   private paused = false;
+  /** The time the run spent paused, in all. */
+  pausedMs = 0;
 
   constructor(
     limitMs: number,
@@ -84,12 +86,14 @@ export class WallClock {
     if (!this.paused) return;
     const now = performance.now();
     this.pauseCredit = Math.max(0, this.pauseCredit - (now - this.since));
+    this.pausedMs += now - this.since;
     [this.paused, this.since] = [false, now];
     this.restart(this.left);
   }
 
   stop(): void {
     clearTimeout(this.timer);
+    if (this.paused) this.pausedMs += performance.now() - this.since;
   }
 
   private restart(ms: number): void {

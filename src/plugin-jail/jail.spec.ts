@@ -257,6 +257,7 @@ def run(PluginInfo):
       { onRunning: (run) => run.pause() },
     );
     expect({ status: report.status, limit: report.limit }).toEqual({ status: 'timed-out', limit: 'wall' });
+    expect(report.exception).toMatch(/^Paused \d+ ms while the server was busy with other requests$/);
     expect(report.duration_ms).toBeGreaterThanOrEqual(6000);
   });
 

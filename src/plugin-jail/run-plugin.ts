@@ -156,7 +156,12 @@ export async function runPlugin(
   const duration_ms = Math.round(Number(process.hrtime.bigint() - started) / 1e6);
   const observed = observer.result();
   const reported = result as RunnerResult | null;
-  const { status, limit, problem } = verdict(observed, reported, ended.wallKilled, outputLimit);
+  const { status, limit, problem } = verdict(
+    observed,
+    reported,
+    ended.wallKilled ? Math.round(jail.wall.pausedMs) : null,
+    outputLimit,
+  );
   const observedEvents: TestRunEvent[] = observed.events.map(({ event, args, flagged }) => ({
     event,
     args,
@@ -193,10 +198,17 @@ export async function runPlugin(
 function verdict(
   observed: Observation,
   reported: RunnerResult | null,
-  wallKilled: boolean,
+  wallKilledPausedMs: number | null,
   outputLimit: boolean,
 ): { status: TestRunReport['status']; limit: TestRunLimit | null; problem: string | null } {
-  if (wallKilled) return { status: 'timed-out', limit: 'wall', problem: null };
+  if (wallKilledPausedMs !== null) {
+    // A run the server paused for a busy API may reach its wall limit for that: the reviewer is told.
+    const problem =
+      wallKilledPausedMs > 0
+        ? `Paused ${wallKilledPausedMs} ms while the server was busy with other requests`
+        : null;
+    return { status: 'timed-out', limit: 'wall', problem };
+  }
   if (outputLimit) {
     return {
       status: 'failed',

@@ -8,52 +8,38 @@ const fakeRun = () => {
 };
 
 describe('TestRunPacer', () => {
-  it('pauses the runs past the ones that go on while the event loop is busy, newest first, and resumes them when quiet', () => {
+  it('pauses every run while the event loop is busy, and resumes them when it is quiet', () => {
     let busy = true;
     // A day-long sample period: only add and remove pace here.
-    const pacer = new TestRunPacer(1, () => busy, 86_400_000);
-    const [first, second, third] = [fakeRun(), fakeRun(), fakeRun()];
+    const pacer = new TestRunPacer(() => busy, 86_400_000);
+    const [first, second] = [fakeRun(), fakeRun()];
     pacer.add(first);
-    expect(first.paused).toBe(false);
     pacer.add(second);
-    pacer.add(third);
-    expect([first, second, third].map((run) => run.paused)).toEqual([false, true, true]);
-    // The oldest ends: the next one goes on at once.
-    pacer.remove(first);
-    expect([second, third].map((run) => run.paused)).toEqual([false, true]);
+    expect([first.paused, second.paused]).toEqual([true, true]);
     busy = false;
-    pacer.remove(second);
-    pacer.add(second);
-    expect([third, second].map((run) => run.paused)).toEqual([false, false]);
-    pacer.remove(third);
+    pacer.remove(first);
+    expect(second.paused).toBe(false);
     pacer.remove(second);
   });
 
-  it('samples the event loop on its timer while more runs run than go on when busy', async () => {
+  it('samples the event loop on its timer while a run runs, and stops with the last', async () => {
     let busy = false;
     let samples = 0;
-    const pacer = new TestRunPacer(
-      1,
-      () => {
-        samples += 1;
-        return busy;
-      },
-      5,
-    );
-    const [first, second] = [fakeRun(), fakeRun()];
-    pacer.add(first);
-    expect(samples).toBe(0); // one run: nothing to pace, no sample taken
-    pacer.add(second);
+    const pacer = new TestRunPacer(() => {
+      samples += 1;
+      return busy;
+    }, 5);
+    const run = fakeRun();
+    pacer.add(run);
     busy = true;
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect([first.paused, second.paused]).toEqual([false, true]);
+    expect(run.paused).toBe(true);
     busy = false;
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(second.paused).toBe(false);
-    pacer.remove(second);
+    expect(run.paused).toBe(false);
+    pacer.remove(run);
     const taken = samples;
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(samples).toBe(taken); // the timer stopped with one run left
-    pacer.remove(first);
+    expect(samples).toBe(taken);
   });
 });
