@@ -22,6 +22,7 @@ import {
   ApiPublic,
   DataSpec,
   FailMessages,
+  RATE_LIMIT_HEADERS,
   withGuards,
 } from '../openapi/api-docs';
 
@@ -86,6 +87,7 @@ export function AccountEndpoint(options: {
       401: ['Unauthorized', 'Authorization header must be "Bearer <token>"'],
     });
   if (options.rateLimited) Object.assign(fails, { 429: ['Too many requests'], 503: ['Service unavailable'] });
+  const headers = options.rateLimited ? RATE_LIMIT_HEADERS : undefined;
   return applyDecorators(
     options.token ? MissingTokenIsBadRequest() : Public(),
     // Read by the exception filter from the Fastify route: its refusals carry `data` too.
@@ -101,14 +103,19 @@ export function AccountEndpoint(options: {
           ApiOkResponse({
             description: 'Success or failure, told by `status`',
             schema: options.answer.schema,
+            headers,
           }),
         ]
       : [
           ApiExtraModels(AccountResponseBody),
-          ApiOkResponse({ description: 'Success or failure, told by `status`', type: AccountResponseBody }),
+          ApiOkResponse({
+            description: 'Success or failure, told by `status`',
+            type: AccountResponseBody,
+            headers,
+          }),
         ]),
     ...(options.args ? [ApiArgsBody(options.args)] : []),
-    ApiFailMessages(fails),
+    ApiFailMessages(fails, { rateLimitHeaders: options.rateLimited }),
   );
 }
 

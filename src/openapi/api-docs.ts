@@ -226,6 +226,23 @@ const RETRY_AFTER: HeaderObject = {
   schema: { type: 'integer', minimum: 1 },
 };
 
+/**
+ * Sent by the account endpoints' limits (src/rate-limit/limit-headers.ts) while RATE_LIMIT is
+ * on: the route's quotas, and the caller's own counters (on a 429, the one that refused).
+ */
+export const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
+  'RateLimit-Policy': {
+    description:
+      'The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated',
+    schema: { type: 'string', example: '"address";q=30;w=60, "identifier-address";q=10;w=900' },
+  },
+  RateLimit: {
+    description:
+      'What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller\'s own counters, and on 429 for the one that refused',
+    schema: { type: 'string', example: '"address";r=29;t=60, "identifier-address";r=9;t=900' },
+  },
+};
+
 /** The fail messages an operation answers, by HTTP status. */
 export type FailMessages = Partial<Record<number, readonly string[]>>;
 
@@ -241,7 +258,7 @@ const quoted = (messages: readonly string[]): string =>
   messages.map((message) => `\`${message}\``).join(', ');
 
 /** Each status with the exact messages it comes with, in the fail envelope. */
-export function ApiFailMessages(fails: FailMessages) {
+export function ApiFailMessages(fails: FailMessages, { rateLimitHeaders = false } = {}) {
   return applyDecorators(
     ApiExtraModels(FailResponse),
     ...Object.entries(fails).map(([status, messages]) =>
@@ -249,7 +266,9 @@ export function ApiFailMessages(fails: FailMessages) {
         status: Number(status),
         description: messages?.length ? quoted(messages) : STATUS_TEXT[Number(status)],
         schema: ref(FailResponse),
-        ...(Number(status) === 429 ? { headers: { 'Retry-After': RETRY_AFTER } } : {}),
+        ...(Number(status) === 429
+          ? { headers: { 'Retry-After': RETRY_AFTER, ...(rateLimitHeaders ? RATE_LIMIT_HEADERS : {}) } }
+          : {}),
       }),
     ),
   );

@@ -1431,6 +1431,10 @@ export interface operations {
             /** @description Success or failure, told by `status` */
             200: {
                 headers: {
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1469,6 +1473,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1523,6 +1531,10 @@ export interface operations {
             /** @description Success or failure, told by `status` */
             200: {
                 headers: {
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1561,6 +1573,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1722,6 +1738,10 @@ export interface operations {
             /** @description Success or failure, told by `status` */
             200: {
                 headers: {
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1760,6 +1780,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1820,6 +1844,10 @@ export interface operations {
             /** @description Success or failure, told by `status` */
             200: {
                 headers: {
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1858,6 +1886,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1924,6 +1956,10 @@ export interface operations {
             /** @description Success or failure, told by `status` */
             200: {
                 headers: {
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1962,6 +1998,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2022,6 +2062,10 @@ export interface operations {
             /** @description Success or failure, told by `status` */
             200: {
                 headers: {
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2060,6 +2104,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
