@@ -15,6 +15,8 @@ export const AUDIT_ACTIONS = [
   'activate',
   'configuration_change',
   'test_run',
+  'token_create',
+  'token_revoke',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

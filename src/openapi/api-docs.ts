@@ -15,10 +15,13 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { HeaderObject, ReferenceObject, SchemaObject } from '@nestjs/swagger';
+import { lacksScope, TOKEN_MANAGEMENT_REFUSED, TOKEN_REFUSED } from '../common/access-scopes';
 import { MAX_ID } from '../common/request-params';
 
 /** Marks an operation as needing no token; openapi.ts turns it into `security: []`. */
 export const PUBLIC_EXTENSION = 'x-svc-public';
+/** The scope a personal access token needs on the operation, or `none` (openapi.ts fills in the rule's). */
+export const TOKEN_SCOPE_EXTENSION = 'x-svc-token-scope';
 export const ApiPublic = () => ApiExtension(PUBLIC_EXTENSION, true);
 
 /** A finding of the upload's validator: the rule it broke and where. */
@@ -285,7 +288,13 @@ export function ApiFailResponses(...statuses: number[]) {
  */
 export function withGuards(access: 'user' | 'admin', own: FailMessages = {}): FailMessages {
   const fails: FailMessages = { 401: ['Unauthorized', 'Authorization header must be "Bearer <token>"'] };
-  if (access === 'admin') fails[403] = ['Admin privileges required'];
+  // A personal access token on a route its scopes do not open (src/auth/jwt-auth.guard.ts).
+  fails[403] = [
+    ...(access === 'admin' ? ['Admin privileges required'] : []),
+    lacksScope('<scope>'),
+    TOKEN_REFUSED,
+    TOKEN_MANAGEMENT_REFUSED,
+  ];
   for (const [status, messages] of Object.entries(own)) {
     fails[Number(status)] = [...(fails[Number(status)] ?? []), ...(messages ?? [])];
   }

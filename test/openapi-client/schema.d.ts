@@ -200,6 +200,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/account/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's live personal access tokens, newest first */
+        get: operations["AccessTokensController_list"];
+        put?: never;
+        /**
+         * Make a personal access token; the answer shows its secret, this once
+         * @description Checked in this order: `name`, `scopes`, `expires_in_days`, then (403) `review` for an admin only and (409) the number of live tokens. The token is accepted as `Authorization: Bearer <token>` on the routes its scopes open (`x-svc-token-scope` of each operation) until it expires, is revoked, or the credentials change.
+         */
+        post: operations["AccessTokensController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account/tokens/{tokenId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke one of the caller’s personal access tokens */
+        delete: operations["AccessTokensController_revoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/configuration": {
         parameters: {
             query?: never;
@@ -809,7 +847,7 @@ export interface components {
             /** @description The acting user when `actor` is `user` */
             actor_user_id: number | null;
             /** @enum {string} */
-            action: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run";
+            action: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "token_create" | "token_revoke";
             /**
              * @description `plugin:<id>`, `user:<id>`, `configuration` or `manifest-key`
              * @example plugin:12
@@ -875,6 +913,36 @@ export interface components {
             message: string;
             /** @description The same again, for the original web client */
             data: components["schemas"]["AccountFailureData"];
+        };
+        NewAccessToken: {
+            id: number;
+            name: string;
+            scopes: ("read" | "upload" | "review")[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description Within a minute
+             */
+            last_used_at: string | null;
+            /** @description `svcpat_` and 43 base64url characters (256 random bits); shown only here */
+            token: string;
+        };
+        AccessToken: {
+            id: number;
+            name: string;
+            scopes: ("read" | "upload" | "review")[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description Within a minute
+             */
+            last_used_at: string | null;
         };
         ConfigurationItem: {
             /** @description Changed through the API since it was seeded */
@@ -1317,7 +1385,7 @@ export interface operations {
                 /** @description Above 200 counts as 200 */
                 limit?: number;
                 subject?: string;
-                action?: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run";
+                action?: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "token_create" | "token_revoke";
             };
             header?: never;
             path?: never;
@@ -1356,7 +1424,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2170,6 +2238,302 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This route does not accept access tokens` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    AccessTokensController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: components["schemas"]["AccessToken"][];
+                    };
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    AccessTokensController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Also accepted as query-string arguments. */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description What the token is for, 1 to 100 characters */
+                    name?: string;
+                    /** @description One or more of `read`, `upload` and (admins only) `review`: repeated, or comma-separated */
+                    scopes?: string[];
+                    /** @description Days until it expires: 1 to 365, 90 when absent */
+                    expires_in_days?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description What the token is for, 1 to 100 characters */
+                    name?: string;
+                    /** @description One or more of `read`, `upload` and (admins only) `review`: repeated, or comma-separated */
+                    scopes?: string[];
+                    /** @description Days until it expires: 1 to 365, 90 when absent */
+                    expires_in_days?: string;
+                };
+                "multipart/form-data": {
+                    /** @description What the token is for, 1 to 100 characters */
+                    name?: string;
+                    /** @description One or more of `read`, `upload` and (admins only) `review`: repeated, or comma-separated */
+                    scopes?: string[];
+                    /** @description Days until it expires: 1 to 365, 90 when absent */
+                    expires_in_days?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: components["schemas"]["NewAccessToken"];
+                    };
+                };
+            };
+            /** @description `Token name must be 1 to 100 characters`, `Scopes must be one or more of read, upload, review`, `expires_in_days must be an integer from 1 to 365`; `Malformed request body` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Only an admin may give a token the review scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Token limit reached: at most 50 tokens per user; revoke one first` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description A body of a type the API does not read; the message names the types it reads */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    AccessTokensController_revoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Decimal digits without a leading zero; any other spelling names nothing */
+                tokenId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        /**
+                         * @description Always null
+                         * @enum {string|null}
+                         */
+                        data: null;
+                    };
+                };
+            };
+            /** @description `Malformed request body` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Token not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description A body of a type the API does not read; the message names the types it reads */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Internal server error`, with the `error_id` under which it was logged */
             500: {
                 headers: {
@@ -2233,6 +2597,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2373,7 +2746,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2481,6 +2854,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Internal server error`, with the `error_id` under which it was logged */
             500: {
                 headers: {
@@ -2565,6 +2947,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2709,6 +3100,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Target not found` */
             404: {
                 headers: {
@@ -2778,6 +3178,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2934,6 +3343,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Internal server error`, with the `error_id` under which it was logged */
             500: {
                 headers: {
@@ -3014,6 +3432,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Session limit reached: at most <MAX_SESSIONS_PER_USER> sessions per user; delete one first` */
             409: {
                 headers: {
@@ -3081,6 +3508,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3209,6 +3645,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
             413: {
                 headers: {
@@ -3290,6 +3735,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Internal server error`, with the `error_id` under which it was logged */
             500: {
                 headers: {
@@ -3333,6 +3787,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3418,6 +3881,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3552,6 +4024,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
             413: {
                 headers: {
@@ -3622,6 +4103,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Action must be None` */
             422: {
                 headers: {
@@ -3676,6 +4166,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3746,6 +4245,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3917,6 +4425,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
             413: {
                 headers: {
@@ -4022,6 +4539,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4161,7 +4687,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admin privileges required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4214,6 +4740,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4285,6 +4820,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Internal server error`, with the `error_id` under which it was logged */
             500: {
                 headers: {
@@ -4329,6 +4873,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4387,6 +4940,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Internal server error`, with the `error_id` under which it was logged */
             500: {
                 headers: {
@@ -4434,6 +4996,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4516,7 +5087,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4637,7 +5208,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4773,7 +5344,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4885,7 +5456,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4975,6 +5546,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Plugin not found` */
             404: {
                 headers: {
@@ -5057,6 +5637,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5184,7 +5773,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5296,7 +5885,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `You cannot rate your own plugin` */
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `You cannot rate your own plugin` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5395,7 +5984,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5468,7 +6057,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5550,7 +6139,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5672,7 +6261,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5747,7 +6336,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
