@@ -20,7 +20,7 @@ import { PluginVersionReads1763701000000 } from './1763701000000-PluginVersionRe
 import { UserMailbox1763702000000 } from './1763702000000-UserMailbox';
 import { CreatePluginTestRuns1763703000000 } from './1763703000000-CreatePluginTestRuns';
 import { PluginTestRunSummary1763704000000 } from './1763704000000-PluginTestRunSummary';
-import { CreatePersonalAccessTokens1763705000000 } from './1763705000000-CreatePersonalAccessTokens';
+import { CreatePersonalAccessTokens1763706000000 } from './1763706000000-CreatePersonalAccessTokens';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -46,5 +46,5 @@ export const migrations = [
   UserMailbox1763702000000,
   CreatePluginTestRuns1763703000000,
   PluginTestRunSummary1763704000000,
-  CreatePersonalAccessTokens1763705000000,
+  CreatePersonalAccessTokens1763706000000,
 ];

@@ -205,7 +205,7 @@ describe('schema upgrade at start-up', () => {
       'PluginVersionReads1763701000000',
       'CreatePluginTestRuns1763703000000',
       'PluginTestRunSummary1763704000000',
-      'CreatePersonalAccessTokens1763705000000',
+      'CreatePersonalAccessTokens1763706000000',
     ]) {
       await t.dataSource.query('DELETE FROM migrations WHERE name = ?', [migration]);
     }

@@ -5,8 +5,8 @@ import { foreignKeyToUser, id, timestamp } from './columns';
  * Issue 45: personal access tokens for automation. `token_hash` is the SHA-256 of the secret
  * (unique: the guard's one lookup); `(user_id, expires_at)` serves a user's list and count.
  */
-export class CreatePersonalAccessTokens1763705000000 implements MigrationInterface {
-  name = 'CreatePersonalAccessTokens1763705000000';
+export class CreatePersonalAccessTokens1763706000000 implements MigrationInterface {
+  name = 'CreatePersonalAccessTokens1763706000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.createTable(
