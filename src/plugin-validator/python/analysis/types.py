@@ -225,10 +225,11 @@ class Typing:
         """`import a.b` binds `a`; `import a.b as c` and `from a import b` bind what they name."""
         qual = binding.qualname
         if isinstance(binding.node, ast.Import) or qual in MODULES:
-            return frozenset(['M:' + qual]) if qual in MODULES else UNKNOWN
+            return frozenset(['M:' + qual]) if qual in MODULES else NEVER
         module, _, member = qual.rpartition('.')
         entry = MODULES.get(module, {}).get(member)
-        return entry_atoms(qual, entry) if entry is not None else UNKNOWN
+        # An import outside the profile is refused where it is written: its uses add nothing.
+        return entry_atoms(qual, entry) if entry is not None else NEVER
 
     def parameter_type(self, meaning):
         """The first parameter of a method is the instance (the class for a classmethod); the
