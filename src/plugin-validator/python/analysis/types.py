@@ -15,6 +15,7 @@ binding depends on itself (`url = url.url`) is typed by iterating to the fixpoin
 type (a few rounds, else 'X'); a type computed from such a partial answer is not kept."""
 
 import ast
+import functools
 
 from .table import BUILTINS, MODULES, TYPES
 
@@ -50,6 +51,7 @@ def entry_atoms(qual, entry):
     return frozenset(['F:' + qual])
 
 
+@functools.lru_cache(maxsize=None)
 def library_entry(atom):
     """The table entry of a 'F:' or 'B:' atom, or None."""
     if atom.startswith('F:'):
@@ -115,39 +117,7 @@ class Typing:
         return UNKNOWN
 
     def member(self, atom, attr):
-        """(what `value.attr` gives when the value is `atom`, or the empty set when the profile has
-        no such member, and what the profile allows instead: a short list for the message)."""
-        if atom.startswith('T:'):
-            entry = TYPES.get(atom[2:], {}).get(attr)
-            if entry is None or attr.startswith('$'):
-                return frozenset(), public_names(TYPES.get(atom[2:], {}))
-            if 'attr' in entry:
-                return atoms_of(entry['attr']), None
-            return frozenset(['B:%s|%s' % (atom[2:], attr)]), None
-        if atom.startswith('M:'):
-            module = atom[2:]
-            entry = MODULES.get(module, {}).get(attr)
-            if entry is None:
-                return frozenset(), public_names(MODULES.get(module, {}))
-            return entry_atoms('%s.%s' % (module, attr), entry), None
-        if atom.startswith('F:'):
-            entry = library_entry(atom) or {}
-            class_type = entry.get('class')
-            if class_type and class_type != '?':
-                statics = TYPES.get(class_type, {}).get('$static', {})
-                if attr in statics:
-                    return entry_atoms('%s:static.%s' % (class_type, attr), statics[attr]), None
-                if atom.startswith('F:builtins.') and attr in TYPES.get(class_type, {}):
-                    # `str.lower` and the like: the type's method, taken unbound.
-                    return self.member('T:' + class_type, attr)
-                return frozenset(), sorted(statics)
-            return frozenset(), []
-        if atom.startswith('B:') or atom == 'OF':
-            return frozenset(), []
-        if atom in ('N', 'X'):
-            return frozenset([atom]), None
-        # The plugin's own classes and instances, super() and untyped values: the checks decide.
-        return UNKNOWN, None
+        return member(atom, attr)
 
     def call_result(self, atom):
         if atom.startswith('OC:'):
@@ -280,6 +250,43 @@ class Typing:
             return frozenset(result)
         # A loop, comprehension or unpacking target, `+=`, an except or match capture.
         return UNKNOWN
+
+
+@functools.lru_cache(maxsize=4096)  # bounded: the worker lives on, and attribute names are the uploader's
+def member(atom, attr):
+    """(what `value.attr` gives when the value is `atom`, or the empty set when the profile has
+    no such member, and what the profile allows instead: a short list for the message)."""
+    if atom.startswith('T:'):
+        entry = TYPES.get(atom[2:], {}).get(attr)
+        if entry is None or attr.startswith('$'):
+            return frozenset(), public_names(TYPES.get(atom[2:], {}))
+        if 'attr' in entry:
+            return atoms_of(entry['attr']), None
+        return frozenset(['B:%s|%s' % (atom[2:], attr)]), None
+    if atom.startswith('M:'):
+        module = atom[2:]
+        entry = MODULES.get(module, {}).get(attr)
+        if entry is None:
+            return frozenset(), public_names(MODULES.get(module, {}))
+        return entry_atoms('%s.%s' % (module, attr), entry), None
+    if atom.startswith('F:'):
+        entry = library_entry(atom) or {}
+        class_type = entry.get('class')
+        if class_type and class_type != '?':
+            statics = TYPES.get(class_type, {}).get('$static', {})
+            if attr in statics:
+                return entry_atoms('%s:static.%s' % (class_type, attr), statics[attr]), None
+            if atom.startswith('F:builtins.') and attr in TYPES.get(class_type, {}):
+                # `str.lower` and the like: the type's method, taken unbound.
+                return member('T:' + class_type, attr)
+            return frozenset(), sorted(statics)
+        return frozenset(), []
+    if atom.startswith('B:') or atom == 'OF':
+        return frozenset(), []
+    if atom in ('N', 'X'):
+        return frozenset([atom]), None
+    # The plugin's own classes and instances, super() and untyped values: the checks decide.
+    return UNKNOWN, None
 
 
 def public_names(entries):
