@@ -1,8 +1,6 @@
 """Meaning resolution: what a name read in a scope may stand for (Python's rules; symtable decides
 the scope). Each answer is cached per name and scope, so resolution stays linear in the file."""
 
-import ast
-
 from .scopes import DEF_GLOBAL, FREE, GLOBAL_EXPLICIT, LOCAL, Meaning
 from .table import BUILTIN_NAMES
 

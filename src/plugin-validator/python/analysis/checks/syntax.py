@@ -16,6 +16,13 @@ ALLOWED_NODES = frozenset([
     ast.withitem, ast.match_case, ast.MatchValue, ast.MatchSingleton, ast.MatchSequence, ast.MatchMapping,
     ast.MatchClass, ast.MatchStar, ast.MatchAs, ast.MatchOr, ast.TypeIgnore])
 
+# Every concrete node type the parser can make that the profile does not list (operators and
+# contexts are not nodes of their own here: the walk never visits them).
+OUTSIDE_NODES = tuple(node_type for node_type in vars(ast).values()
+                      if isinstance(node_type, type) and issubclass(node_type, ast.AST)
+                      and node_type not in ALLOWED_NODES
+                      and not issubclass(node_type, (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)))
+
 INSTEAD = {
     ast.AsyncFunctionDef: 'write a plain def: plugins run synchronously (the requester makes the requests)',
     ast.AsyncFor: 'write a plain for loop', ast.AsyncWith: 'write a plain with statement',
@@ -25,10 +32,7 @@ INSTEAD = {
 
 
 class SyntaxRules:
-    @checks(*(node_type for node_type in vars(ast).values()
-              if isinstance(node_type, type) and issubclass(node_type, ast.AST) and node_type not in ALLOWED_NODES
-              and node_type not in (ast.AST, ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
-              and not issubclass(node_type, (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop))))
+    @checks(*OUTSIDE_NODES)
     def check_outside_syntax(self, node, scope):
         instead = INSTEAD.get(type(node), 'use the constructs listed in the plugin profile')
         self.report('profile-syntax', '%s is outside the plugin profile: %s' % (construct_name(node), instead), node)
