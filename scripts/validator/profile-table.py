@@ -80,7 +80,8 @@ OPAQUE = {
     'map': (map(len, ()), set()), 'filter': (filter(None, ()), set()), 'zip': (zip(), set()),
     'enumerate': (enumerate(()), set()), 'reversed': (reversed([]), set()),
     'iterators': ([iter(x) for x in ([], (), '', b'', {}, set(), range(1), {}.items(), {}.values(), bytearray())], set()),
-    'itertools objects': ([getattr(itertools, n)('a') for n in ('chain', 'cycle', 'permutations')] + [itertools.combinations_with_replacement('a', 1)]
+    'itertools objects': ([getattr(itertools, n)('a') for n in ('chain', 'cycle', 'permutations')]
+                          + [itertools.combinations_with_replacement('a', 1)]
                           + [itertools.count(), itertools.repeat(1), itertools.islice('a', 1), itertools.product(),
                              itertools.accumulate('a'), itertools.zip_longest(), itertools.takewhile(bool, ''),
                              itertools.dropwhile(bool, ''), itertools.filterfalse(bool, ''), itertools.starmap(len, ''),
@@ -295,7 +296,8 @@ def main():
         stored = profile.get('untyped', {})
         for name in sorted(set(stored) | set(generated)):
             if stored.get(name) != generated.get(name):
-                problems.append('untyped %s: table has %s, CPython gives %s' % (name, stored.get(name), generated.get(name)))
+                problems.append('untyped %s: table has %s, CPython gives %s'
+                                % (name, stored.get(name), generated.get(name)))
     for problem in problems:
         print(problem)
     print('%d untyped names, %d differences under %d.%d.' % (len(generated), len(problems), *sys.version_info[:2]))

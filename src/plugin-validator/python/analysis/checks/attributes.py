@@ -6,8 +6,8 @@ import string
 
 from ..common import is_dunder, is_private
 from ..registry import checks
-from ..table import (DUNDER_METHODS, PLAIN_FIELD, PROPERTY_PARTS, RESERVED_ATTRIBUTES, RESERVED_PREFIXES, TEMPLATE_METHODS,
-                     UNTYPED)
+from ..table import (
+    DUNDER_METHODS, PLAIN_FIELD, PROPERTY_PARTS, RESERVED_ATTRIBUTES, RESERVED_PREFIXES, TEMPLATE_METHODS, UNTYPED)
 
 OWN_STORE_ATOMS = ('OI:', 'OC:')
 
@@ -63,7 +63,8 @@ class AttributesRules:
                             'function' % attr, node)
             return
         parent = self.parent(node)
-        if attr in PROPERTY_PARTS and isinstance(parent, ast.FunctionDef) and id(node) in self.positions(parent.decorator_list):
+        if (attr in PROPERTY_PARTS and isinstance(parent, ast.FunctionDef)
+                and id(node) in self.positions(parent.decorator_list)):
             return  # `@title.setter`: judged with the method's decorators (classes.py)
         for atom in sorted(self.type_of(node.value)):
             if self.check_member(node, atom):

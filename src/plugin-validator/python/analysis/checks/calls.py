@@ -18,9 +18,8 @@ class CallsRules:
     @checks(ast.Call)
     def check_call(self, node, scope):
         callee = self.type_of(node.func)
-        arguments = [a.value if isinstance(a, ast.Starred) else a for a in node.args]
-        if 'N' in callee and any(isinstance(a, ast.Call) and self.type_of(a.func) & DECODERS
-                                 for a in arguments + [k.value for k in node.keywords]):
+        if 'N' in callee and any(isinstance(a, ast.Call) and self.type_of(a.func) & DECODERS for a in (
+                [a.value if isinstance(a, ast.Starred) else a for a in node.args] + [k.value for k in node.keywords])):
             self.report('decoded-call', 'A decoded value is handed to a name the plugin never binds (only globals '
                         'injected at run time could supply it): call a function of the plugin', node)
         for atom in sorted(callee):

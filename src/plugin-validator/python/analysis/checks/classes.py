@@ -90,7 +90,8 @@ class ClassesRules:
         for attr in node.kwd_attrs:
             if is_dunder(attr) or is_private(attr):
                 self.report('private-access' if is_private(attr) else 'dunder-access',
-                            "Pattern attribute '%s' is outside the plugin profile: match a public attribute" % attr, node)
+                            "Pattern attribute '%s' is outside the plugin profile: match a public attribute" % attr,
+                            node)
 
     def matches_itself(self, atom):
         if atom.startswith('OC:'):

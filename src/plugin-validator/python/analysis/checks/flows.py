@@ -76,7 +76,8 @@ class FlowsRules:
         parent = self.parent(node)
         if isinstance(parent, ast.Call) and parent.func is node:
             return True
-        if entry.get('decorator') and isinstance(parent, (ast.FunctionDef, ast.ClassDef)) and id(node) in self.positions(parent.decorator_list):
+        if (entry.get('decorator') and isinstance(parent, (ast.FunctionDef, ast.ClassDef))
+                and id(node) in self.positions(parent.decorator_list)):
             return True
         if isinstance(parent, ast.Attribute) and parent.value is node:
             return True  # `datetime.datetime.now`, `str.lower`: the member is judged on its own

@@ -29,7 +29,8 @@ class NarrowingRules:
             child, parent = parent, self.parent(parent)
         if isinstance(parent, ast.FunctionDef):
             first = self.early_guards(parent).get(name.id)
-            return first is not None and id(child) in self.body_ids(parent) and first < self.position_in(parent.body, child)
+            return (first is not None and id(child) in self.body_ids(parent)
+                    and first < self.position_in(parent.body, child))
         return False
 
     # Each block's facts once, so that a long body or `and` chain is not scanned per read.

@@ -21,7 +21,8 @@ ALLOWED_NODES = frozenset([
 OUTSIDE_NODES = tuple(node_type for node_type in vars(ast).values()
                       if isinstance(node_type, type) and issubclass(node_type, ast.AST)
                       and node_type not in ALLOWED_NODES
-                      and not issubclass(node_type, (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)))
+                      and not issubclass(node_type, (ast.expr_context, ast.boolop, ast.operator, ast.unaryop,
+                                                     ast.cmpop)))
 
 INSTEAD = {
     ast.AsyncFunctionDef: 'write a plain def: plugins run synchronously (the requester makes the requests)',
