@@ -61,11 +61,12 @@ export class FailResponse {
     type: 'object',
     description:
       "An account endpoint's refusal repeats `status` and `message` here; an upload refusal puts its findings " +
-      'here, where the marketplace client reads them',
+      'here, where the marketplace client reads them: `errors` as lines of text (`name: must be 3 to 128 ' +
+      "characters`, `line 1, column 8: <message> (<rule>)`), and the validator's structured `findings`",
     properties: {
       status: { type: 'string', enum: ['fail'] },
       message: { type: 'string' },
-      errors: { anyOf: ERRORS },
+      errors: { type: 'array', items: { type: 'string' } },
       findings: { type: 'array', items: FINDING },
     },
   })

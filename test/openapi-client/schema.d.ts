@@ -836,19 +836,12 @@ export interface components {
                 line?: number;
                 column?: number;
             })[];
-            /** @description An account endpoint's refusal repeats `status` and `message` here; an upload refusal puts its findings here, where the marketplace client reads them */
+            /** @description An account endpoint's refusal repeats `status` and `message` here; an upload refusal puts its findings here, where the marketplace client reads them: `errors` as lines of text (`name: must be 3 to 128 characters`, `line 1, column 8: <message> (<rule>)`), and the validator's structured `findings` */
             data?: {
                 /** @enum {string} */
                 status?: "fail";
                 message?: string;
-                errors?: {
-                    [key: string]: string;
-                } | (string | {
-                    rule?: string;
-                    message?: string;
-                    line?: number;
-                    column?: number;
-                })[];
+                errors?: string[];
                 findings?: {
                     rule?: string;
                     message?: string;
