@@ -115,7 +115,7 @@ function readBenignCorpus(): Buffer[] {
   throw new Error('test/fixtures/plugins/benign not found above ' + __dirname);
 }
 
-/** A realistic benign plugin of about `targetBytes`: classes, comprehensions, f-strings, regexes. */
+/** A realistic plugin inside the profile, of about `targetBytes`: classes, comprehensions, f-strings, regexes. */
 export function generatePlugin(targetBytes: number): string {
   const parts = [
     'import json\nimport re\nfrom collections import Counter\nfrom dataclasses import dataclass\n\n',
@@ -149,13 +149,14 @@ class Collector${index}:
 
     def summary(self) -> dict:
         ports = Counter(finding.port for finding in self.findings)
-        worst = sorted(self.findings, key=lambda f: (-f.severity, f.host))[:3]
-        return {"ports": dict(ports), "worst": [str(f) for f in worst], "id": ${index}}
+        worst = sorted((str(f) for f in self.findings), key=lambda text: (-len(text), text))[:3]
+        return {"ports": dict(ports), "worst": worst, "id": ${index}}
 
 
 def step_${index}(info):
     lines = info.get("lines", [])
-    collector = Collector${index}().feed(lines)
+    collector = Collector${index}()
+    collector.feed(lines)
     return json.dumps({key: value for key, value in collector.summary().items() if value})
 `;
     parts.push(part);

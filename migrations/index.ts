@@ -21,6 +21,7 @@ import { UserMailbox1763702000000 } from './1763702000000-UserMailbox';
 import { CreatePluginTestRuns1763703000000 } from './1763703000000-CreatePluginTestRuns';
 import { PluginTestRunSummary1763704000000 } from './1763704000000-PluginTestRunSummary';
 import { FilesByDigest1763705000000 } from './1763705000000-FilesByDigest';
+import { CreatePersonalAccessTokens1763706000000 } from './1763706000000-CreatePersonalAccessTokens';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -47,4 +48,5 @@ export const migrations = [
   CreatePluginTestRuns1763703000000,
   PluginTestRunSummary1763704000000,
   FilesByDigest1763705000000,
+  CreatePersonalAccessTokens1763706000000,
 ];

@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { AccessTokensModule } from './access-tokens/access-tokens.module';
 import { AuditModule } from './audit/audit.module';
 import { AuditApiModule } from './audit/audit-api.module';
 import { APP_FILTER } from '@nestjs/core';
@@ -43,6 +44,7 @@ export class AppModule {
         UsersModule,
         AccountModule,
         AuthModule,
+        AccessTokensModule,
         // After AuthModule: its guard reads forms only for authenticated callers.
         HttpEdgeModule,
         ConfigurationModule,

@@ -17,7 +17,7 @@ export const API_PREFIX = 'api/v1';
 /** What the HTTP entrypoint and the e2e tests both apply to the app, so they test the same thing. */
 export async function configureApp(app: NestFastifyApplication): Promise<void> {
   const config = app.get<AppConfig>(APP_CONFIG);
-  capConnectionsPerAddress(app.getHttpServer(), config.httpConnectionsPerAddress, config.trustedProxies);
+  capConnectionsPerAddress(app.getHttpServer(), config);
   logRequests(app, app.get(AppLogger).pino);
   applySecurityHeaders(app);
   echoRequestId(app);

@@ -370,6 +370,12 @@ describe('admins: svc-admin CLI and SVC_ADMIN_EMAILS', () => {
 
     it('lists without migrating: a read-only command changes no schema', async () => {
       expect((await svcAdmin(url, ['promote', alice.email])).code).toBe(0);
+      // A table without the column has no index on it either (SQLite refuses to drop an indexed column).
+      await t.dataSource.query(
+        t.config.database.type === 'mysql'
+          ? 'DROP INDEX idx_user_plugins_sha256 ON user_plugins'
+          : 'DROP INDEX idx_user_plugins_sha256',
+      );
       await t.dataSource.query('ALTER TABLE user_plugins DROP COLUMN sha256');
       const [{ count }] = (await t.dataSource.query('SELECT COUNT(*) AS count FROM migrations')) as Array<{
         count: number | string;

@@ -20,8 +20,23 @@ import {
 
 const MAX_SIZE = 4096;
 
-/** An upload refused with findings: `errors`, and the same findings under `data.errors` for the client. */
-const refusedWith = (message: string, errors: unknown) => ({ ...fail(message, errors), data: { errors } });
+/** The validator's finding for HOSTILE_SOURCE (`import os` on line 1). */
+const OS_FINDING = {
+  rule: 'forbidden-import',
+  message:
+    "Module 'os' is not in the plugin profile: a plugin neither touches files nor runs commands itself: use the framework's helpers (plugin_helper.CommandDump with a resource list)",
+  line: 1,
+  column: 8,
+};
+
+/**
+ * 400 `Invalid plugin metadata`: `errors` per field at the top, and the same findings under
+ * `data.errors` as the lines of text the validator's refusals use (`name: must be 3 to 128 characters`).
+ */
+const invalid = (errors: Record<string, string>) => ({
+  ...fail('Invalid plugin metadata', errors),
+  data: { errors: Object.entries(errors).map(([field, why]) => `${field}: ${why}`) },
+});
 
 describe('community plugins: upload', () => {
   const smtp = new SmtpSink();
@@ -285,7 +300,6 @@ describe('community plugins: upload', () => {
     });
 
     it('400 `Invalid plugin metadata` with one message per field', async () => {
-      const invalid = (errors: Record<string, string>) => refusedWith('Invalid plugin metadata', errors);
       const cases: Array<[Record<string, string>, Record<string, string>]> = [
         [
           {},
@@ -429,14 +443,10 @@ describe('community plugins: upload', () => {
           }),
         422,
         {
-          ...fail('Plugin failed validation', [
-            { rule: 'forbidden-import', message: "Import of forbidden module 'os'", line: 1, column: 8 },
-          ]),
+          ...fail('Plugin failed validation', [OS_FINDING]),
           data: {
-            errors: ["line 1, column 8: Import of forbidden module 'os' (forbidden-import)"],
-            findings: [
-              { rule: 'forbidden-import', message: "Import of forbidden module 'os'", line: 1, column: 8 },
-            ],
+            errors: [`line 1, column 8: ${OS_FINDING.message} (forbidden-import)`],
+            findings: [OS_FINDING],
           },
         } as unknown as ReturnType<typeof fail>,
       );

@@ -118,8 +118,24 @@ describe('OpenAPI document', () => {
     expect(doc.components.securitySchemes.bearer).toEqual({
       type: 'http',
       scheme: 'bearer',
-      bearerFormat: 'JWT',
+      bearerFormat: 'JWT or svcpat_ access token',
     });
+  });
+
+  it('declares the scope a personal access token needs on every operation that takes a token', () => {
+    const scopeOf = (path: string, method: string) =>
+      (doc.paths[path][method] as unknown as Record<string, unknown>)['x-svc-token-scope'];
+    expect([
+      scopeOf('/api/v1/community-plugins/me', 'get'),
+      scopeOf('/api/v1/community-plugins/upload', 'post'),
+      scopeOf('/api/v1/community-plugins/{id}/versions', 'post'),
+      scopeOf('/api/v1/community-plugins/{id}/approve', 'post'),
+      scopeOf('/api/v1/sessions', 'post'),
+      scopeOf('/api/v1/account/tokens', 'get'),
+      scopeOf('/api/v1/account/tokens', 'post'),
+      scopeOf('/api/v1/logout', 'get'),
+      scopeOf('/api/v1/login', 'post'),
+    ]).toEqual(['read', 'upload', 'upload', 'review', 'none', 'none', 'none', 'none', undefined]);
   });
 
   it('documents every route of the app', () => {
@@ -206,6 +222,7 @@ describe('OpenAPI document', () => {
       '201',
       '400',
       '401',
+      '403',
       '409',
       '413',
       '415',
@@ -383,6 +400,7 @@ describe('OpenAPI document', () => {
     expect(Object.keys(doc.paths['/api/v1/sessions/{session_id}'].post.responses).sort()).toEqual([
       '400',
       '401',
+      '403',
       '413',
       '415',
       '500',

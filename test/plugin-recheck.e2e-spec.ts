@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PluginRecheckService } from '../src/community-plugins/review/plugin-recheck.service';
 import { RULES_VERSION } from '../src/plugin-validator';
@@ -9,6 +9,7 @@ import {
   benignPlugin,
   databaseUrlOf,
   HOSTILE_SOURCE,
+  OUTSIDE_PROFILE_SOURCE,
   OWNER_VIEW_KEYS,
   PUBLIC_VIEW_KEYS,
   SignedInUser,
@@ -27,11 +28,13 @@ const dataOf = <T = Row>(response: { body: unknown }) => (response.body as { dat
 jest.setTimeout(120_000);
 
 /**
- * Issue 18: approved plugins are judged again by the rules version the app starts with. The
- * app is started, two plugins approved through the API; then, with the app stopped, one of them
- * is made a plugin approved under older rules that the current rules refuse (its approved file
- * and digest replaced, as an older validator let it through), and the other is given a verdict
- * of an older rules version. The next start re-checks both, off the request path.
+ * Issues 18 and 42: approved plugins are judged again by the rules version the app starts with.
+ * The app is started, two plugins approved through the API; then, with the app stopped, one of
+ * them is made a plugin approved under older rules that the current rules refuse (its approved
+ * file and digest replaced by an ordinary plugin rules v8 accepted and the plugin profile does
+ * not: a logging Handler subclass), and the other is given a verdict of an older rules version.
+ * The next start re-checks both, off the request path: admins see which fall outside the profile,
+ * and both stay approved and served.
  */
 describe('re-check of approved plugins when the rules change', () => {
   const smtp = new SmtpSink();
@@ -79,9 +82,9 @@ describe('re-check of approved plugins when the rules change', () => {
     }>;
     await t.close();
 
-    // What an older validator approved: the hostile bytes and their digest, served.
-    const digest = sha(HOSTILE_SOURCE);
-    writeFileSync(join(pluginDir, row.file_path), HOSTILE_SOURCE);
+    // What an older validator approved: those bytes and their digest, served.
+    const digest = sha(OUTSIDE_PROFILE_SOURCE);
+    writeFileSync(join(pluginDir, row.file_path), OUTSIDE_PROFILE_SOURCE);
     // Its reconciler marks the replaced file altered (logged): the mark is cleared below.
     const seed = await bootApp({ databaseUrl: url, dataDir: dirname(pluginDir), smtp, env });
     await seed.app.get(PluginRecheckService).settled();
@@ -144,8 +147,10 @@ describe('re-check of approved plugins when the rules change', () => {
     for (const finding of findings) {
       expect(Object.keys(finding).sort()).toEqual(['column', 'line', 'message', 'rule']);
     }
-    // `import os` on line 1: the module is not on the allow-list.
-    expect(findings.map((finding) => finding.line)).toContain(1);
+    // The Handler base of line 6 is outside the profile; every finding names a rule of its page.
+    expect(findings).toContainEqual(expect.objectContaining({ rule: 'class-machinery', line: 6 }));
+    const documented = readFileSync(join(__dirname, '../docs/plugin-profile.md'), 'utf8');
+    for (const finding of findings) expect(documented).toContain(`### \`${String(finding.rule)}\``);
 
     const cleanView = dataOf(await as(boss).get(`community-plugins/${clean}/`).expect(200));
     expect(cleanView).toMatchObject({
@@ -164,7 +169,7 @@ describe('re-check of approved plugins when the rules change', () => {
     expect(queue.plugins[0]).toMatchObject({ status: 'approved', recheck_rules_version: RULES_VERSION });
   });
 
-  it('keeps both in the public catalogue, and shows no re-check to anyone but admins', async () => {
+  it('keeps both in the public catalogue (nothing unpublished), and shows no re-check to anyone but admins', async () => {
     const catalogue = dataOf<{ plugins: Row[] }>(await as(alice).get('community-plugins/').expect(200));
     expect(catalogue.plugins.map((plugin) => plugin.id).sort()).toEqual([clean, turned].sort());
     for (const plugin of catalogue.plugins) expect(Object.keys(plugin).sort()).toEqual(PUBLIC_VIEW_KEYS);

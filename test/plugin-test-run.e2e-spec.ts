@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -37,10 +38,25 @@ const UNAVAILABLE =
 const COUNTER = Buffer.from(
   'DESCRIPTION = "Counts forever"\n\n\ndef run(PluginInfo):\n    count = 0\n    while True:\n        count += 1\n',
 );
-/** Passes the validator, and waits, using no CPU, until the wall-clock limit ends it. */
+/**
+ * Waits, using no CPU, until the wall-clock limit ends it. The plugin profile (issue 42) has no
+ * way to wait without CPU (asyncio and time are outside it), so it is planted as an older
+ * validator let it through: uploaded as a benign plugin, then its file and digests replaced.
+ */
 const SLEEPER = Buffer.from(
   'import asyncio\n\nDESCRIPTION = "Waits"\n\n\ndef run(PluginInfo):\n    asyncio.run(asyncio.sleep(600))\n',
 );
+
+/** The bytes of `plugin`'s only version replaced by `bytes`, its digests with them (what rules v8 approved). */
+async function plant(t: TestApp, plugin: number, bytes: Buffer): Promise<void> {
+  const [row] = (await t.dataSource.query('SELECT file_path FROM plugin_versions WHERE plugin_id = ?', [
+    plugin,
+  ])) as Array<{ file_path: string }>;
+  writeFileSync(join(t.config.communityPluginDir, row.file_path), bytes);
+  const digest = createHash('sha256').update(bytes).digest('hex');
+  await t.dataSource.query('UPDATE plugin_versions SET sha256 = ? WHERE plugin_id = ?', [digest, plugin]);
+  await t.dataSource.query('UPDATE user_plugins SET sha256 = ? WHERE id = ?', [digest, plugin]);
+}
 
 /** An app whose admin is boss, with `alice`'s plugins uploaded: `[id, version]` of each. */
 async function appWithPlugins(
@@ -123,9 +139,10 @@ describeNeeding(bwrapLack(), 'test-runs of a version in the jail (issue 31)', ()
       [
         ['Title finder', benignPlugin()],
         ['Counter', COUNTER],
-        ['Sleeper', SLEEPER],
+        ['Sleeper', benignPlugin('Sleeper')],
       ],
     ));
+    await plant(t, sleeper, SLEEPER);
   });
 
   afterAll(async () => {

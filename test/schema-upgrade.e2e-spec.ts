@@ -178,9 +178,10 @@ describe('schema upgrade at start-up', () => {
     // migrated or not at all, and a users table from before admins existed.
     const runner = t.dataSource.createQueryRunner();
     // The lifecycle tables (versions, ratings, the audit log), the re-checks, the catalogue's
-    // search and tag index and the test-runs did not exist yet either (and MariaDB drops no table another one's
-    // foreign key names).
+    // search and tag index, the test-runs and the access tokens did not exist yet either (and MariaDB drops no
+    // table another one's foreign key names).
     for (const table of [
+      'personal_access_tokens',
       'plugin_test_runs',
       'plugin_version_reads',
       'plugin_rechecks',
@@ -204,6 +205,7 @@ describe('schema upgrade at start-up', () => {
       'PluginVersionReads1763701000000',
       'CreatePluginTestRuns1763703000000',
       'PluginTestRunSummary1763704000000',
+      'CreatePersonalAccessTokens1763706000000',
     ]) {
       await t.dataSource.query('DELETE FROM migrations WHERE name = ?', [migration]);
     }

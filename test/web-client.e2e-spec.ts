@@ -571,7 +571,13 @@ describe('the original web client against the API', () => {
         const response = await uploadWith('Bad metadata', fields);
         expect([response.status, response.body]).toEqual([
           400,
-          { status: 'fail', message: 'Invalid plugin metadata', errors, data: { errors } },
+          {
+            status: 'fail',
+            message: 'Invalid plugin metadata',
+            errors,
+            // What the Upload tab renders: the lines of text the validator's refusals use.
+            data: { errors: Object.entries(errors).map(([field, why]) => `${field}: ${why}`) },
+          },
         ]);
       }
     });

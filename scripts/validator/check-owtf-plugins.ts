@@ -7,7 +7,8 @@
  *   npx tsx scripts/validator/check-owtf-plugins.ts /tmp/owtf
  *   npx tsx scripts/validator/check-owtf-plugins.ts /tmp/owtf --validator /path/to/src/plugin-validator
  *
- * Prints the accepted and refused counts and every refusal with its findings; exits 1 on any
+ * Prints the accepted and refused counts, every refusal with its findings and every warning of an
+ * accepted plugin (unbound-name: two of the 145 read names they never bind); exits 1 on any
  * refusal (2 on bad usage). `base.py` and `__init__.py` are package plumbing, not plugins.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -24,7 +25,7 @@ interface Finding {
 }
 
 interface ValidatorModule {
-  validate(source: Buffer): Promise<{ ok: boolean; violations: Finding[] }>;
+  validate(source: Buffer): Promise<{ ok: boolean; violations: Finding[]; warnings?: Finding[] }>;
   /** The CPython-backed validator keeps a worker pool that must be closed for the process to exit. */
   closeSharedValidator?: () => Promise<void>;
 }
@@ -71,6 +72,11 @@ async function main(): Promise<number> {
   try {
     for (const file of files) {
       const result = await validator.validate(readFileSync(file));
+      for (const warning of result.warnings ?? []) {
+        console.log(
+          `WARNING ${path.relative(root, file)}: line ${warning.line}: ${warning.message} (${warning.rule})`,
+        );
+      }
       if (result.ok) continue;
       refused += 1;
       console.log(`REFUSED ${path.relative(root, file)}`);

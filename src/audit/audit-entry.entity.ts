@@ -16,6 +16,8 @@ export const AUDIT_ACTIONS = [
   'configuration_change',
   'test_run',
   'file_mismatch',
+  'token_create',
+  'token_revoke',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -2,7 +2,7 @@ import { Controller, Get, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { LoginArgs } from '../account/dto/account-args';
 import { Args } from '../common/args';
-import { AccountEndpoint, CurrentUser } from '../common/decorators';
+import { AccessTokensRefused, AccountEndpoint, CurrentUser } from '../common/decorators';
 import type { AuthUser } from '../common/decorators';
 import { AccountResponse } from '../common/envelopes';
 import { AccountRateLimit } from '../rate-limit/account-rate-limit';
@@ -43,6 +43,7 @@ export class AuthController {
     token: true,
   })
   @Get('logout')
+  @AccessTokensRefused()
   logout(@CurrentUser() user: AuthUser): Promise<AccountResponse> {
     return this.auth.logout(user.tokenHash);
   }

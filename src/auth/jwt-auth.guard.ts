@@ -4,7 +4,17 @@ import type { FastifyRequest } from 'fastify';
 import { verify, type VerifyOptions } from 'jsonwebtoken';
 import type { KeyObject } from 'node:crypto';
 import { ApiError } from '../common/api-error';
-import { ANONYMOUS_READS, AuthUser, IS_PUBLIC, MISSING_TOKEN_IS_BAD_REQUEST } from '../common/decorators';
+import {
+  ANONYMOUS_READS,
+  AuthUser,
+  IS_ADMIN_ONLY,
+  IS_PUBLIC,
+  MISSING_TOKEN_IS_BAD_REQUEST,
+  TOKEN_SCOPE,
+} from '../common/decorators';
+import { Clock } from '../common/clock';
+import { ACCESS_TOKEN_PREFIX, type AccessScope, lacksScope, TOKEN_REFUSED } from '../common/access-scopes';
+import { AccessTokensRepository } from '../users/access-tokens.repository';
 import { RouteMetadata } from '../common/route-metadata';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -31,11 +41,15 @@ export class JwtAuthGuard implements CanActivate {
   private readonly isPublic: RouteMetadata<boolean>;
   private readonly missingTokenIsBadRequest: RouteMetadata<boolean>;
   private readonly anonymousReads: RouteMetadata<boolean> | null;
+  private readonly tokenScope: RouteMetadata<AccessScope | { refused: string }>;
+  private readonly adminOnly: RouteMetadata<boolean>;
 
   constructor(
     reflector: Reflector,
     private readonly tokens: TokenService,
     private readonly users: UsersService,
+    private readonly accessTokens: AccessTokensRepository,
+    private readonly clock: Clock,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     // jsonwebtoken itself: JwtService.verify would merge its options anew on every request.
@@ -44,6 +58,8 @@ export class JwtAuthGuard implements CanActivate {
     this.isPublic = new RouteMetadata(reflector, IS_PUBLIC);
     this.missingTokenIsBadRequest = new RouteMetadata(reflector, MISSING_TOKEN_IS_BAD_REQUEST);
     this.anonymousReads = config.pluginAnonymousReads ? new RouteMetadata(reflector, ANONYMOUS_READS) : null;
+    this.tokenScope = new RouteMetadata(reflector, TOKEN_SCOPE);
+    this.adminOnly = new RouteMetadata(reflector, IS_ADMIN_ONLY);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -53,7 +69,7 @@ export class JwtAuthGuard implements CanActivate {
     if (request.headers.authorization === undefined && this.missingTokenIsBadRequest.of(context)) {
       throw new ApiError(HttpStatus.BAD_REQUEST, 'Invalid Token');
     }
-    request.user = await this.authenticate(request);
+    request.user = await this.authenticate(context, request);
     return true;
   }
 
@@ -61,10 +77,11 @@ export class JwtAuthGuard implements CanActivate {
    * A bad token is 401; an error from looking the token up (the database) is not a bad token
    * and goes to the exception filter as it is (503 while the database is away).
    */
-  private async authenticate(request: FastifyRequest): Promise<AuthUser> {
+  private async authenticate(context: ExecutionContext, request: FastifyRequest): Promise<AuthUser> {
     const token = bearerToken(request);
     if (token === 'no-scheme') throw new ApiError(HttpStatus.UNAUTHORIZED, NO_SCHEME);
     if (!token) throw unauthorized();
+    if (token.startsWith(ACCESS_TOKEN_PREFIX)) return this.authenticateAccessToken(token, context, request);
     let payload: Partial<JwtPayload>;
     try {
       payload = verify(token, this.key, this.verifyOptions) as Partial<JwtPayload>;
@@ -84,5 +101,40 @@ export class JwtAuthGuard implements CanActivate {
       isAdmin: this.users.isAdmin(owner),
       tokenHash,
     };
+  }
+
+  /**
+   * A personal access token: its record (unexpired, of its user's credential generation), its
+   * active user, and a scope that opens the route; the admin guard then asks for the role held
+   * now. A use is noted (last_used_at) at most once a minute.
+   */
+  private async authenticateAccessToken(
+    token: string,
+    context: ExecutionContext,
+    request: FastifyRequest,
+  ): Promise<AuthUser> {
+    const tokenHash = hashToken(token);
+    const now = this.clock.now();
+    const owner = await this.accessTokens.findOwner(tokenHash, now);
+    if (!owner || !owner.isActive) throw unauthorized();
+    const needed = this.scopeNeeded(context, request.method);
+    if (typeof needed === 'object') throw new ApiError(HttpStatus.FORBIDDEN, needed.refused);
+    if (!owner.scopes.includes(needed)) throw new ApiError(HttpStatus.FORBIDDEN, lacksScope(needed));
+    await this.accessTokens.touch(owner, now);
+    return {
+      id: owner.userId,
+      name: owner.name,
+      email: owner.email,
+      isAdmin: this.users.isAdmin(owner),
+      tokenHash,
+    };
+  }
+
+  /** The route's own word (NeedsScope, AccessTokensRefused), else admin routes `review`, other GETs `read`. */
+  private scopeNeeded(context: ExecutionContext, method: string): AccessScope | { refused: string } {
+    const declared = this.tokenScope.of(context);
+    if (declared !== undefined) return declared;
+    if (this.adminOnly.of(context)) return 'review';
+    return method === 'GET' || method === 'HEAD' ? 'read' : { refused: TOKEN_REFUSED };
   }
 }

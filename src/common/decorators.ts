@@ -10,7 +10,13 @@ import {
   Type,
 } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
-import { ApiExcludeEndpoint, ApiExtraModels, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import {
+  ApiExcludeEndpoint,
+  ApiExtension,
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiOperation,
+} from '@nestjs/swagger';
 import type { HeaderObject, SchemaObject } from '@nestjs/swagger';
 import {
   AccountResponseBody,
@@ -20,15 +26,34 @@ import {
   ApiFailMessages,
   ApiOptionsEndpoint,
   ApiPublic,
+  TOKEN_SCOPE_EXTENSION,
   DataSpec,
   FailMessages,
+  RATE_LIMIT_HEADERS,
   withGuards,
 } from '../openapi/api-docs';
+
+import { type AccessScope, TOKEN_REFUSED } from './access-scopes';
 
 export const IS_PUBLIC = 'svc:isPublic';
 export const IS_ADMIN_ONLY = 'svc:isAdminOnly';
 export const MISSING_TOKEN_IS_BAD_REQUEST = 'svc:missingTokenIsBadRequest';
 export const ANONYMOUS_READS = 'svc:anonymousReads';
+export const TOKEN_SCOPE = 'svc:tokenScope';
+
+/**
+ * The scope a personal access token needs on the route. Without it the guard's rule decides:
+ * admin routes `review`, other GET routes `read`, anything else refuses tokens.
+ */
+export const NeedsScope = (scope: AccessScope) =>
+  applyDecorators(SetMetadata(TOKEN_SCOPE, scope), ApiExtension(TOKEN_SCOPE_EXTENSION, scope));
+
+/** The route (or controller) takes no personal access token, whatever its method: 403 with `message`. */
+export const AccessTokensRefused = (message: string = TOKEN_REFUSED) =>
+  applyDecorators(
+    SetMetadata(TOKEN_SCOPE, { refused: message }),
+    ApiExtension(TOKEN_SCOPE_EXTENSION, 'none'),
+  );
 
 /** The route needs no token. Every other route does (deny by default). */
 export const Public = () => applyDecorators(SetMetadata(IS_PUBLIC, true), ApiPublic());
@@ -91,8 +116,10 @@ export function AccountEndpoint(options: {
     Object.assign(fails, {
       400: ['Invalid Token'],
       401: ['Unauthorized', 'Authorization header must be "Bearer <token>"'],
+      403: [TOKEN_REFUSED],
     });
   if (options.rateLimited) Object.assign(fails, { 429: ['Too many requests'], 503: ['Service unavailable'] });
+  const headers = options.rateLimited ? RATE_LIMIT_HEADERS : undefined;
   return applyDecorators(
     options.token ? MissingTokenIsBadRequest() : Public(),
     // Read by the exception filter from the Fastify route: its refusals carry `data` too.
@@ -108,14 +135,19 @@ export function AccountEndpoint(options: {
           ApiOkResponse({
             description: 'Success or failure, told by `status`',
             schema: options.answer.schema,
+            headers,
           }),
         ]
       : [
           ApiExtraModels(AccountResponseBody),
-          ApiOkResponse({ description: 'Success or failure, told by `status`', type: AccountResponseBody }),
+          ApiOkResponse({
+            description: 'Success or failure, told by `status`',
+            type: AccountResponseBody,
+            headers,
+          }),
         ]),
     ...(options.args ? [ApiArgsBody(options.args)] : []),
-    ApiFailMessages(fails),
+    ApiFailMessages(fails, { rateLimitHeaders: options.rateLimited }),
   );
 }
 

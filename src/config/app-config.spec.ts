@@ -39,6 +39,7 @@ describe('loadConfig', () => {
       rateLimit: true,
       redisUrl: null,
       trustedProxies: [],
+      clientIpv6Prefix: 64,
       databaseQueryTimeoutMs: 5000,
       databaseStartupWaitMs: 60000,
       shutdownGraceMs: 10000,

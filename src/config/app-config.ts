@@ -112,6 +112,11 @@ export interface AppConfig {
    */
   trustedProxies: string[];
   /**
+   * An IPv6 client's limits and connection cap count its network of this many leading bits
+   * (one person usually holds a /64), not its single address (src/common/client-address.ts).
+   */
+  clientIpv6Prefix: number;
+  /**
    * How long a client may take over a request's headers, counted from its connection or from
    * the request's first byte (see docs/security.md#connections).
    */
@@ -240,6 +245,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
     rateLimit: read(() => oneOf(env, 'RATE_LIMIT', 'on', ['on', 'off']) === 'on'),
     redisUrl: read(() => redisUrl(env)),
     trustedProxies: read(() => trustedProxies(env)),
+    clientIpv6Prefix: read(() => integer(env, 'CLIENT_IPV6_PREFIX', 64, 1, 128)),
     httpHeadersTimeoutMs: read(() => integer(env, 'HTTP_HEADERS_TIMEOUT_SECONDS', 15, 1, 300) * 1000),
     httpRequestTimeoutMs: read(() => integer(env, 'HTTP_REQUEST_TIMEOUT_SECONDS', 60, 1, 3600) * 1000),
     httpKeepAliveTimeoutMs: read(() => integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', 5, 1, 600) * 1000),

@@ -1,26 +1,34 @@
 import { Logger } from '@nestjs/common';
 import { BlockList, isIPv4 } from 'node:net';
 import type { Server, Socket } from 'node:net';
+import { clientKey } from '../common/client-address';
+import type { AppConfig } from '../config/app-config';
 
 const log = new Logger('Connections');
 
 /**
- * Caps the connections one peer address has open at once. It counts the address the TCP
+ * Caps the connections one peer address (an IPv6 one by its network: clientKey) has open at
+ * once. It counts the address the TCP
  * connection comes from, the only one known before a byte is read: behind a proxy every
  * connection is the proxy's, so the addresses in TRUSTED_PROXIES are not capped (the proxy
  * limits its own clients). One past the cap is closed as it is accepted, with no answer:
  * answering would mean reading its request, which is the holding the cap exists to prevent
  * (docs/decisions/connection-limits.md).
  */
-export function capConnectionsPerAddress(server: Server, cap: number, trustedProxies: string[]): void {
+export function capConnectionsPerAddress(
+  server: Server,
+  config: Pick<AppConfig, 'httpConnectionsPerAddress' | 'trustedProxies' | 'clientIpv6Prefix'>,
+): void {
+  const cap = config.httpConnectionsPerAddress;
   if (cap === 0) return;
-  const proxies = addressList(trustedProxies);
+  const proxies = addressList(config.trustedProxies);
   const open = new Map<string, number>();
   // Addresses refused since they last had no connection: one warning for each such stretch.
   const refusing = new Set<string>();
   server.on('connection', (socket: Socket) => {
-    const address = peerAddress(socket);
-    if (address === undefined || proxies.check(address, family(address))) return;
+    const peer = peerAddress(socket);
+    if (peer === undefined || proxies.check(peer, family(peer))) return;
+    const address = clientKey(peer, config.clientIpv6Prefix);
     const count = open.get(address) ?? 0;
     if (count >= cap) {
       socket.destroy();

@@ -15,10 +15,13 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { HeaderObject, ReferenceObject, SchemaObject } from '@nestjs/swagger';
+import { lacksScope, TOKEN_MANAGEMENT_REFUSED, TOKEN_REFUSED } from '../common/access-scopes';
 import { MAX_ID } from '../common/request-params';
 
 /** Marks an operation as needing no token; openapi.ts turns it into `security: []`. */
 export const PUBLIC_EXTENSION = 'x-svc-public';
+/** The scope a personal access token needs on the operation, or `none` (openapi.ts fills in the rule's). */
+export const TOKEN_SCOPE_EXTENSION = 'x-svc-token-scope';
 export const ApiPublic = () => ApiExtension(PUBLIC_EXTENSION, true);
 
 /** A finding of the upload's validator: the rule it broke and where. */
@@ -58,11 +61,12 @@ export class FailResponse {
     type: 'object',
     description:
       "An account endpoint's refusal repeats `status` and `message` here; an upload refusal puts its findings " +
-      'here, where the marketplace client reads them',
+      'here, where the marketplace client reads them: `errors` as lines of text (`name: must be 3 to 128 ' +
+      "characters`, `line 1, column 8: <message> (<rule>)`), and the validator's structured `findings`",
     properties: {
       status: { type: 'string', enum: ['fail'] },
       message: { type: 'string' },
-      errors: { anyOf: ERRORS },
+      errors: { type: 'array', items: { type: 'string' } },
       findings: { type: 'array', items: FINDING },
     },
   })
@@ -226,6 +230,23 @@ const RETRY_AFTER: HeaderObject = {
   schema: { type: 'integer', minimum: 1 },
 };
 
+/**
+ * Sent by the account endpoints' limits (src/rate-limit/limit-headers.ts) while RATE_LIMIT is
+ * on: the route's quotas, and the caller's own counters (on a 429, the one that refused).
+ */
+export const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
+  'RateLimit-Policy': {
+    description:
+      'The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated',
+    schema: { type: 'string', example: '"address";q=30;w=60, "identifier-address";q=10;w=900' },
+  },
+  RateLimit: {
+    description:
+      'What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller\'s own counters, and on 429 for the one that refused',
+    schema: { type: 'string', example: '"address";r=29;t=60, "identifier-address";r=9;t=900' },
+  },
+};
+
 /** The fail messages an operation answers, by HTTP status. */
 export type FailMessages = Partial<Record<number, readonly string[]>>;
 
@@ -241,7 +262,7 @@ const quoted = (messages: readonly string[]): string =>
   messages.map((message) => `\`${message}\``).join(', ');
 
 /** Each status with the exact messages it comes with, in the fail envelope. */
-export function ApiFailMessages(fails: FailMessages) {
+export function ApiFailMessages(fails: FailMessages, { rateLimitHeaders = false } = {}) {
   return applyDecorators(
     ApiExtraModels(FailResponse),
     ...Object.entries(fails).map(([status, messages]) =>
@@ -249,7 +270,9 @@ export function ApiFailMessages(fails: FailMessages) {
         status: Number(status),
         description: messages?.length ? quoted(messages) : STATUS_TEXT[Number(status)],
         schema: ref(FailResponse),
-        ...(Number(status) === 429 ? { headers: { 'Retry-After': RETRY_AFTER } } : {}),
+        ...(Number(status) === 429
+          ? { headers: { 'Retry-After': RETRY_AFTER, ...(rateLimitHeaders ? RATE_LIMIT_HEADERS : {}) } }
+          : {}),
       }),
     ),
   );
@@ -266,7 +289,13 @@ export function ApiFailResponses(...statuses: number[]) {
  */
 export function withGuards(access: 'user' | 'admin', own: FailMessages = {}): FailMessages {
   const fails: FailMessages = { 401: ['Unauthorized', 'Authorization header must be "Bearer <token>"'] };
-  if (access === 'admin') fails[403] = ['Admin privileges required'];
+  // A personal access token on a route its scopes do not open (src/auth/jwt-auth.guard.ts).
+  fails[403] = [
+    ...(access === 'admin' ? ['Admin privileges required'] : []),
+    lacksScope('<scope>'),
+    TOKEN_REFUSED,
+    TOKEN_MANAGEMENT_REFUSED,
+  ];
   for (const [status, messages] of Object.entries(own)) {
     fails[Number(status)] = [...(fails[Number(status)] ?? []), ...(messages ?? [])];
   }

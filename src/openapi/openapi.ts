@@ -10,7 +10,7 @@ import type {
   ResponseObject,
   SchemaObject,
 } from '@nestjs/swagger';
-import { PUBLIC_EXTENSION } from './api-docs';
+import { PUBLIC_EXTENSION, TOKEN_SCOPE_EXTENSION } from './api-docs';
 import { serveSwaggerUi } from './swagger-ui';
 
 export const OPENAPI_UI_PATH = 'api/docs';
@@ -28,7 +28,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setVersion('1')
     // The paths hold /api/v1: the API is at the root of the server that serves this document.
     .addServer('/', 'The server that serves this document')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
+    // The JWT of a password login, or a personal access token (`svcpat_...`) on the operations
+    // its scopes open (`x-svc-token-scope`).
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT or svcpat_ access token' }, 'bearer')
     .addSecurityRequirements('bearer')
     .addTag('accounts', 'Registration, email confirmation, login, logout, password reset by OTP')
     .addTag(
@@ -50,6 +52,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     if (PUBLIC_EXTENSION in operation) {
       operation.security = [];
       delete (operation as Record<string, unknown>)[PUBLIC_EXTENSION];
+      delete (operation as Record<string, unknown>)[TOKEN_SCOPE_EXTENSION];
+    } else {
+      declareTokenScope(method, operation);
     }
     // Aliases (one handler, several paths) share their parameters; a path parameter belongs
     // where its path names it, in the order the path names them.
@@ -65,6 +70,21 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   removeUnusedSchemas(document);
   closeResponseSchemas(document);
   return document;
+}
+
+/**
+ * The scope a personal access token needs, as JwtAuthGuard's rule gives it where the route
+ * names none: `review` on admin routes, `read` on other GETs, `none` (refused) otherwise.
+ */
+function declareTokenScope(method: string, operation: OperationObject): void {
+  const declared = operation as unknown as Record<string, unknown>;
+  if (TOKEN_SCOPE_EXTENSION in declared) return;
+  const forbidden = (operation.responses['403'] as ResponseObject | undefined)?.description ?? '';
+  declared[TOKEN_SCOPE_EXTENSION] = forbidden.includes('Admin privileges required')
+    ? 'review'
+    : method === 'get' || method === 'head'
+      ? 'read'
+      : 'none';
 }
 
 /** Statuses that come from the HTTP edge and the exception filter, not from a route's own code. */

@@ -16,7 +16,7 @@ const REFERENCE = path.join(__dirname, '../../test/helpers/python/reference-view
 const VARIANTS_PER_FILE = 40;
 const BATCH = 400;
 
-const corpus: Buffer[] = ['benign', 'hostile'].flatMap((kind) =>
+const corpus: Buffer[] = ['benign', 'outside-profile', 'hostile'].flatMap((kind) =>
   readdirSync(path.join(FIXTURES, kind))
     .filter((name) => name.endsWith('.py'))
     .map((name) => readFileSync(path.join(FIXTURES, kind, name))),

@@ -120,7 +120,13 @@ describe('the encoding refusals', () => {
   it('reads a lone CR as CPython does: code after it in a "comment" is code', async () => {
     const result = await validate(utf8(`# note\rimport os\n${PLUGIN}`));
     expect(result.violations).toEqual([
-      { rule: 'forbidden-import', message: "Import of forbidden module 'os'", line: 2, column: 8 },
+      {
+        rule: 'forbidden-import',
+        message:
+          "Module 'os' is not in the plugin profile: a plugin neither touches files nor runs commands itself: use the framework's helpers (plugin_helper.CommandDump with a resource list)",
+        line: 2,
+        column: 8,
+      },
     ]);
   });
 

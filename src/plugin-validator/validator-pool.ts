@@ -114,7 +114,9 @@ export class ValidatorPool {
       });
       const violations = answer.violations;
       if (!Array.isArray(violations)) throw new Error('analyser answered without violations');
-      return { ok: violations.length === 0, violations: violations as Violation[] };
+      const result: ValidationResult = { ok: violations.length === 0, violations: violations as Violation[] };
+      if (Array.isArray(answer.warnings)) result.warnings = answer.warnings as Violation[];
+      return result;
     } catch (error) {
       if (error instanceof QueueRefusedError) throw new ValidatorBusyError(error.message);
       if (error instanceof AnalysisTimeoutError) {

@@ -7,7 +7,7 @@ import { closeSharedValidator, programViews, validate } from './validator';
 
 const FIXTURES = path.join(__dirname, '../../test/fixtures/plugins');
 
-function readCorpus(kind: 'benign' | 'hostile'): Buffer[] {
+function readCorpus(kind: 'benign' | 'outside-profile' | 'hostile'): Buffer[] {
   const dir = path.join(FIXTURES, kind);
   return readdirSync(dir)
     .filter((name) => name.endsWith('.py'))
@@ -15,7 +15,7 @@ function readCorpus(kind: 'benign' | 'hostile'): Buffer[] {
 }
 
 const benign = readCorpus('benign');
-const corpus = [...benign, ...readCorpus('hostile')];
+const corpus = [...benign, ...readCorpus('outside-profile'), ...readCorpus('hostile')];
 
 /**
  * The answer is always well formed, `ok` means exactly "no violations", and it is a verdict:
@@ -118,19 +118,38 @@ describe('validate (properties)', () => {
   it('finds an eval call inserted before any statement of a benign plugin, by the rule that forbids it', async () => {
     // Without a BOM: the validator drops it, so columns are counted without it.
     const texts = benign.map((source) => source.toString('utf8').replace(/^\uFEFF/, ''));
-    const views = (await programViews(benign)) as Array<{ statements: Array<[string, number, number]> }>;
+    const views = (await programViews(benign)) as Array<{
+      statements: Array<[string, number, number, number, number, number]>;
+    }>;
     const insertionPoints = texts.map((text, index) => {
       const lines = text.split('\n');
+      const inClassBody = new Set<unknown>();
+      const enclosing: string[] = [];
+      for (const statement of views[index].statements) {
+        const depth = statement[5];
+        if (depth > 0 && enclosing[depth - 1] === 'ClassDef') inClassBody.add(statement);
+        enclosing[depth] = statement[0];
+      }
+      // The profile's imports stay the module's first statements: an eval goes below them.
+      const lastImport = Math.max(
+        0,
+        ...views[index].statements.filter(([type]) => /^Import/.test(type)).map(([, line]) => line),
+      );
       // Every statement CPython sees: an eval inserted on its line, at its indentation, keeps
       // the file valid Python (not before an elif, nor between a decorator and its def), so
       // only the eval can be what is found.
-      return views[index].statements
-        .filter(([, line]) => {
-          const own = lines[line - 1].trim();
-          const before = (lines[line - 2] ?? '').trim();
-          return !/^(elif|else)\b/.test(own) && !before.startsWith('@') && !before.endsWith(')');
-        })
-        .map(([, line, column]) => ({ row: line - 1, column }));
+      return (
+        views[index].statements
+          .filter(([, line]) => line > lastImport)
+          // Nor into a class body: it holds methods, constants and a docstring only.
+          .filter((statement) => !inClassBody.has(statement))
+          .filter(([, line]) => {
+            const own = lines[line - 1].trim();
+            const before = (lines[line - 2] ?? '').trim();
+            return !/^(elif|else)\b/.test(own) && !before.startsWith('@') && !before.endsWith(')');
+          })
+          .map(([, line, column]) => ({ row: line - 1, column }))
+      );
     });
     await fc.assert(
       fc.asyncProperty(fc.nat({ max: benign.length - 1 }), fc.nat(), async (fileIndex, pointSeed) => {
@@ -144,7 +163,7 @@ describe('validate (properties)', () => {
         expect(result.violations).toEqual([
           {
             rule: Rule.forbiddenName,
-            message: "Use of forbidden name 'eval'",
+            message: "Builtin 'eval' is outside the plugin profile: parse the data (json.loads, int(), ...)",
             line: row + 1,
             column: column + 1,
           },

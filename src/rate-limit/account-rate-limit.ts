@@ -9,25 +9,26 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { FastifyRequest as Request } from 'fastify';
+import type { FastifyReply, FastifyRequest as Request } from 'fastify';
 import { createHash } from 'node:crypto';
 import { Observable, tap } from 'rxjs';
 import { AccountService } from '../account/account.service';
 import { identityKey } from '../users/identity-key';
-import { mailboxOf } from '../users/mailbox';
 import { UsersService } from '../users/users.service';
 import type { AccountResponse } from '../common/envelopes';
+import { clientKey } from '../common/client-address';
 import { readParam } from '../common/request-params';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { accountFailureKey, Limit, RateLimiter, Taken } from './rate-limiter';
+import { LimitHeaders, type Quota } from './limit-headers';
+import { accountFailureKey, Limit, MAILBOX_LIMIT, mailboxKey, RateLimiter, Taken } from './rate-limiter';
 
 const MINUTE_MS = 60_000;
 
 /** Requests per client address, per route. */
 export const ADDRESS_LIMIT: Limit = { name: 'address', limit: 30, windowMs: MINUTE_MS };
 /** Requests per mailbox, per route, where a request sends an activation mail or makes an account. */
-export const ACCOUNT_REQUEST_LIMIT: Limit = { name: 'account-requests', limit: 10, windowMs: 15 * MINUTE_MS };
+export const ACCOUNT_REQUEST_LIMIT: Limit = MAILBOX_LIMIT;
 /** OTP requests naming one identifier from one address: a stranger's share. */
 export const OTP_PAIR_REQUEST_LIMIT: Limit = {
   name: 'otp-pair-requests',
@@ -100,8 +101,11 @@ export class AccountRateLimitInterceptor implements NestInterceptor {
     const policy = this.reflector.get<AccountLimitPolicy | undefined>(POLICY, context.getHandler());
     if (!this.config.rateLimit || !policy) return next.handle();
     const request = context.switchToHttp().getRequest<Request>();
-    const address = request.ip ?? 'unknown';
-    const reserved = await this.reserve(policy, request, address);
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
+    const address = clientKey(request.ip, this.config.clientIpv6Prefix);
+    const counters = new LimitHeaders(reply, quotasOf(policy));
+    const reserved = await this.reserve(policy, request, address, counters);
+    counters.tell();
     if (reserved.length === 0) return next.handle();
     // An answer is already on its way: a count that cannot be handed back stays taken.
     const release = () =>
@@ -117,15 +121,29 @@ export class AccountRateLimitInterceptor implements NestInterceptor {
   }
 
   /** Takes every hit the request needs; refuses past a limit. Returns the failure hits to hand back. */
-  private async reserve(policy: AccountLimitPolicy, request: Request, address: string): Promise<Taken[]> {
-    await this.limiter.take(`addr:${policy.route}:${address}`, ADDRESS_LIMIT);
+  private async reserve(
+    policy: AccountLimitPolicy,
+    request: Request,
+    address: string,
+    counters: LimitHeaders,
+  ): Promise<Taken[]> {
+    await counters.taking('address', this.limiter.take(`addr:${policy.route}:${address}`, ADDRESS_LIMIT), {
+      own: true,
+    });
     const identifier = readParam(request, policy.identifier);
     if (!identifier) return [];
     if (policy.perIdentifier) {
       const text = textKey(identifier);
-      const pair = await this.limiter.take(`req:${policy.route}:${text}:${address}`, OTP_PAIR_REQUEST_LIMIT);
+      const pair = await counters.taking(
+        'identifier-address',
+        this.limiter.take(`req:${policy.route}:${text}:${address}`, OTP_PAIR_REQUEST_LIMIT),
+        { own: true },
+      );
       try {
-        await this.limiter.take(`req:${policy.route}:${text}`, OTP_IDENTIFIER_REQUEST_LIMIT);
+        await counters.taking(
+          'identifier',
+          this.limiter.take(`req:${policy.route}:${text}`, OTP_IDENTIFIER_REQUEST_LIMIT),
+        );
       } catch (error) {
         await this.limiter.giveBack(pair);
         throw error;
@@ -133,10 +151,17 @@ export class AccountRateLimitInterceptor implements NestInterceptor {
       return [];
     }
     if (!policy.failures) {
-      await this.limiter.take(`req:${policy.route}:${mailboxKey(identifier)}`, ACCOUNT_REQUEST_LIMIT);
+      await counters.taking(
+        'mailbox',
+        this.limiter.take(`req:${policy.route}:${mailboxKey(identifier)}`, ACCOUNT_REQUEST_LIMIT),
+      );
       return [];
     }
-    const pair = await this.limiter.take(`fail:${textKey(identifier)}:${address}`, PAIR_FAILURE_LIMIT);
+    const pair = await counters.taking(
+      'identifier-address',
+      this.limiter.take(`fail:${textKey(identifier)}:${address}`, PAIR_FAILURE_LIMIT),
+      { own: true },
+    );
     if (!policy.locksAccount) return [pair];
     try {
       return [pair, ...(await this.countAgainstAccount(identifier))];
@@ -167,13 +192,21 @@ function textKey(identifier: string): string {
 }
 
 /**
- * The mailbox an email reaches (mailboxOf), hashed likewise: the routes limited by requests
- * (register, generate/confirm_email) count by it, so the addresses that reach one inbox
- * (`victim+1@`, `Victim@`, `v.ictim@gmail.com`) share one budget, known account or not, and
- * no account is looked up to count.
+ * The quotas a route counts against, as its RateLimit-Policy tells them: the same for every
+ * request of the route. The account's ASVS count is not among them: it refuses nobody.
  */
-function mailboxKey(email: string): string {
-  return `mailbox:${createHash('sha256').update(mailboxOf(email)).digest('base64url')}`;
+function quotasOf(policy: AccountLimitPolicy): Quota[] {
+  const quotas: Quota[] = [{ ...ADDRESS_LIMIT, name: 'address' }];
+  if (policy.perIdentifier) {
+    quotas.push({ ...OTP_PAIR_REQUEST_LIMIT, name: 'identifier-address' });
+    quotas.push({ ...OTP_IDENTIFIER_REQUEST_LIMIT, name: 'identifier' });
+  } else if (!policy.failures) {
+    quotas.push({ ...ACCOUNT_REQUEST_LIMIT, name: 'mailbox' });
+  } else {
+    // Failed guesses: a success hands its hit back.
+    quotas.push({ ...PAIR_FAILURE_LIMIT, name: 'identifier-address' });
+  }
+  return quotas;
 }
 
 function isFailure(body: AccountResponse | undefined, failures: readonly string[] | undefined): boolean {

@@ -23,6 +23,13 @@ describe('MemoryRateLimitStore', () => {
     expect((await store.acquire('k', 3, 1000)).ok).toBe(false);
   });
 
+  it('tells what a window has left after a hit, and when its oldest hit ages out', async () => {
+    now = 5_000;
+    expect(await store.acquire('left', 3, 1000)).toMatchObject({ ok: true, remaining: 2, resetMs: 1000 });
+    now = 5_400;
+    expect(await store.acquire('left', 3, 1000)).toMatchObject({ ok: true, remaining: 1, resetMs: 600 });
+  });
+
   it('takes back a released hit', async () => {
     now = 10_000;
     const first = await store.acquire('r', 1, 1000);
@@ -58,6 +65,10 @@ describeWithTestRedis('RedisRateLimitStore (the test suite’s Redis database)',
   it('lets exactly limit hits through when they are sent at once', async () => {
     const answers = await Promise.all(Array.from({ length: 25 }, () => store.acquire('burst', 10, 60_000)));
     expect(answers.filter((answer) => answer.ok)).toHaveLength(10);
+    // Each hit let through is told what is left: 9 down to 0, once each.
+    expect(answers.flatMap((answer) => (answer.ok ? [answer.remaining] : [])).sort((a, b) => a - b)).toEqual([
+      0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+    ]);
     for (const refused of answers.filter((answer) => !answer.ok)) {
       expect((refused as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(59_000);
     }

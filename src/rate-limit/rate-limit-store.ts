@@ -4,7 +4,12 @@
  * "100 an hour" cannot become 200 across a window's edge. In the process by default; in Redis
  * when REDIS_URL is set, so every replica sees the same hits.
  */
-export type Acquired = { ok: true; hit: string } | { ok: false; retryAfterMs: number };
+/**
+ * A hit taken, with what is left of the window after it (`remaining` hits, and `resetMs` until
+ * its oldest hit ages out and one more is free), or a refusal with the time until one is free.
+ */
+export type Acquired =
+  { ok: true; hit: string; remaining: number; resetMs: number } | { ok: false; retryAfterMs: number };
 
 export interface RateLimitStore {
   /** Records a hit on `key` if fewer than `limit` fall in the last `windowMs`. Atomic. */
@@ -40,7 +45,12 @@ export class MemoryRateLimitStore implements RateLimitStore {
     this.hits.delete(key);
     this.sweep(now, windowMs);
     this.hits.set(key, live);
-    return Promise.resolve({ ok: true, hit: hit.id });
+    return Promise.resolve({
+      ok: true,
+      hit: hit.id,
+      remaining: limit - live.length,
+      resetMs: live[0].at + windowMs - now,
+    });
   }
 
   release(key: string, hit: string): Promise<void> {

@@ -20,7 +20,8 @@ if count >= limit then
 end
 redis.call('ZADD', KEYS[1], nowMs, ARGV[3])
 redis.call('PEXPIRE', KEYS[1], windowMs)
-return {1, ARGV[3]}`;
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return {1, ARGV[3], limit - count - 1, tonumber(first[2]) + windowMs - nowMs}`;
 
 interface LimitScripts {
   rateLimitAcquire(
@@ -28,7 +29,7 @@ interface LimitScripts {
     limit: number,
     windowMs: number,
     hit: string,
-  ): Promise<[number, number | string]>;
+  ): Promise<[number, number | string, number?, number?]>;
 }
 
 /** A Redis call that did not answer in time fails the request (503) instead of hanging it. */
@@ -59,8 +60,15 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   async acquire(key: string, limit: number, windowMs: number): Promise<Acquired> {
-    const [ok, value] = await this.redis.rateLimitAcquire(key, limit, windowMs, randomUUID());
-    return ok === 1 ? { ok: true, hit: String(value) } : { ok: false, retryAfterMs: Number(value) };
+    const [ok, value, remaining, resetMs] = await this.redis.rateLimitAcquire(
+      key,
+      limit,
+      windowMs,
+      randomUUID(),
+    );
+    return ok === 1
+      ? { ok: true, hit: String(value), remaining: Number(remaining), resetMs: Number(resetMs) }
+      : { ok: false, retryAfterMs: Number(value) };
   }
 
   async release(key: string, hit: string): Promise<void> {

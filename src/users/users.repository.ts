@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, IsNull, LessThan, Not, QueryDeepPartialEntity, Repository } from 'typeorm';
 import { persistedValue } from '../database/persisted-value';
 import { PlainReads } from '../database/plain-reads';
+import { AccessToken } from './access-token.entity';
 import { UserLoginToken } from './user-login-token.entity';
 import { User } from './user.entity';
 
@@ -278,7 +279,8 @@ export class UsersRepository {
   }
 
   /**
-   * Ends every session of the user: the tokens recorded so far are deleted, and the credential
+   * Ends every session of the user: the tokens recorded so far (and its personal access
+   * tokens) are deleted, and the credential
    * generation is raised, so a token a login records later under the generation it read
    * before this change is refused too (see ownerQuery).
    */
@@ -290,6 +292,12 @@ export class UsersRepository {
       .where('id = :userId', { userId })
       .execute();
     await manager.delete(UserLoginToken, { userId });
+    await manager.delete(AccessToken, { userId });
+  }
+
+  /** The credential generation a login token was recorded under; null when it is gone. */
+  async loginGeneration(manager: EntityManager, tokenHash: string): Promise<number | null> {
+    return (await manager.findOneBy(UserLoginToken, { tokenHash }))?.credentialGeneration ?? null;
   }
 
   /**

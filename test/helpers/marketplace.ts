@@ -43,6 +43,8 @@ export const ADMIN_VIEW_KEYS = [
 ].sort();
 export const BENIGN_SOURCE = readFileSync(join(FIXTURES, 'title_finder.py'));
 export const HOSTILE_SOURCE = readFileSync(join(FIXTURES, 'shell_runner.py'));
+/** An ordinary plugin rules v8 accepted that the plugin profile (issue 42) refuses: a logging Handler subclass. */
+export const OUTSIDE_PROFILE_SOURCE = readFileSync(join(FIXTURES, 'outside_profile.py'));
 
 /** A benign plugin with its own text, so each upload has its own hash. */
 export function benignPlugin(description = 'Reports page titles'): Buffer {

@@ -200,6 +200,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/account/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's live personal access tokens, newest first */
+        get: operations["AccessTokensController_list"];
+        put?: never;
+        /**
+         * Make a personal access token; the answer shows its secret, this once
+         * @description Checked in this order: `name`, `scopes`, `expires_in_days`, then (403) `review` for an admin only and (409) the number of live tokens. The token is accepted as `Authorization: Bearer <token>` on the routes its scopes open (`x-svc-token-scope` of each operation) until it expires, is revoked, or the credentials change.
+         */
+        post: operations["AccessTokensController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account/tokens/{tokenId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke one of the caller’s personal access tokens */
+        delete: operations["AccessTokensController_revoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/configuration": {
         parameters: {
             query?: never;
@@ -798,19 +836,12 @@ export interface components {
                 line?: number;
                 column?: number;
             })[];
-            /** @description An account endpoint's refusal repeats `status` and `message` here; an upload refusal puts its findings here, where the marketplace client reads them */
+            /** @description An account endpoint's refusal repeats `status` and `message` here; an upload refusal puts its findings here, where the marketplace client reads them: `errors` as lines of text (`name: must be 3 to 128 characters`, `line 1, column 8: <message> (<rule>)`), and the validator's structured `findings` */
             data?: {
                 /** @enum {string} */
                 status?: "fail";
                 message?: string;
-                errors?: {
-                    [key: string]: string;
-                } | (string | {
-                    rule?: string;
-                    message?: string;
-                    line?: number;
-                    column?: number;
-                })[];
+                errors?: string[];
                 findings?: {
                     rule?: string;
                     message?: string;
@@ -832,7 +863,7 @@ export interface components {
             /** @description The acting user when `actor` is `user` */
             actor_user_id: number | null;
             /** @enum {string} */
-            action: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "file_mismatch";
+            action: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "file_mismatch" | "token_create" | "token_revoke";
             /**
              * @description `plugin:<id>`, `user:<id>`, `configuration` or `manifest-key`
              * @example plugin:12
@@ -898,6 +929,36 @@ export interface components {
             message: string;
             /** @description The same again, for the original web client */
             data: components["schemas"]["AccountFailureData"];
+        };
+        NewAccessToken: {
+            id: number;
+            name: string;
+            scopes: ("read" | "upload" | "review")[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description Within a minute
+             */
+            last_used_at: string | null;
+            /** @description `svcpat_` and 43 base64url characters (256 random bits); shown only here */
+            token: string;
+        };
+        AccessToken: {
+            id: number;
+            name: string;
+            scopes: ("read" | "upload" | "review")[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description Within a minute
+             */
+            last_used_at: string | null;
         };
         ConfigurationItem: {
             /** @description Changed through the API since it was seeded */
@@ -1341,7 +1402,7 @@ export interface operations {
                 /** @description Above 200 counts as 200 */
                 limit?: number;
                 subject?: string;
-                action?: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "file_mismatch";
+                action?: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "file_mismatch" | "token_create" | "token_revoke";
             };
             header?: never;
             path?: never;
@@ -1380,7 +1441,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1455,6 +1516,10 @@ export interface operations {
             /** @description Success or failure, told by `status` */
             200: {
                 headers: {
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1493,6 +1558,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1547,6 +1616,10 @@ export interface operations {
             /** @description Success or failure, told by `status` */
             200: {
                 headers: {
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1585,6 +1658,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1746,6 +1823,10 @@ export interface operations {
             /** @description Success or failure, told by `status` */
             200: {
                 headers: {
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1784,6 +1865,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1844,6 +1929,10 @@ export interface operations {
             /** @description Success or failure, told by `status` */
             200: {
                 headers: {
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1882,6 +1971,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1948,6 +2041,10 @@ export interface operations {
             /** @description Success or failure, told by `status` */
             200: {
                 headers: {
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1986,6 +2083,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2046,6 +2147,10 @@ export interface operations {
             /** @description Success or failure, told by `status` */
             200: {
                 headers: {
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2084,6 +2189,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    /** @description The quotas of the route (IETF draft-ietf-httpapi-ratelimit-headers): `"<name>";q=<requests>;w=<window seconds>`, comma-separated */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<name>";r=<remaining>;t=<seconds until a request is free again>` for the caller's own counters, and on 429 for the one that refused */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2139,6 +2248,302 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This route does not accept access tokens` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    AccessTokensController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: components["schemas"]["AccessToken"][];
+                    };
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    AccessTokensController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Also accepted as query-string arguments. */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description What the token is for, 1 to 100 characters */
+                    name?: string;
+                    /** @description One or more of `read`, `upload` and (admins only) `review`: repeated, or comma-separated */
+                    scopes?: string[];
+                    /** @description Days until it expires: 1 to 365, 90 when absent */
+                    expires_in_days?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description What the token is for, 1 to 100 characters */
+                    name?: string;
+                    /** @description One or more of `read`, `upload` and (admins only) `review`: repeated, or comma-separated */
+                    scopes?: string[];
+                    /** @description Days until it expires: 1 to 365, 90 when absent */
+                    expires_in_days?: string;
+                };
+                "multipart/form-data": {
+                    /** @description What the token is for, 1 to 100 characters */
+                    name?: string;
+                    /** @description One or more of `read`, `upload` and (admins only) `review`: repeated, or comma-separated */
+                    scopes?: string[];
+                    /** @description Days until it expires: 1 to 365, 90 when absent */
+                    expires_in_days?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: components["schemas"]["NewAccessToken"];
+                    };
+                };
+            };
+            /** @description `Token name must be 1 to 100 characters`, `Scopes must be one or more of read, upload, review`, `expires_in_days must be an integer from 1 to 365`; `Malformed request body` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Only an admin may give a token the review scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Token limit reached: at most 50 tokens per user; revoke one first` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description A body of a type the API does not read; the message names the types it reads */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    AccessTokensController_revoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Decimal digits without a leading zero; any other spelling names nothing */
+                tokenId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        /**
+                         * @description Always null
+                         * @enum {string|null}
+                         */
+                        data: null;
+                    };
+                };
+            };
+            /** @description `Malformed request body` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Token not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description A body of a type the API does not read; the message names the types it reads */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2209,6 +2614,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2349,7 +2763,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2457,6 +2871,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Internal server error`, with the `error_id` under which it was logged */
             500: {
                 headers: {
@@ -2541,6 +2964,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2685,6 +3117,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Target not found` */
             404: {
                 headers: {
@@ -2754,6 +3195,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2910,6 +3360,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Internal server error`, with the `error_id` under which it was logged */
             500: {
                 headers: {
@@ -2990,6 +3449,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Session limit reached: at most <MAX_SESSIONS_PER_USER> sessions per user; delete one first` */
             409: {
                 headers: {
@@ -3057,6 +3525,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3185,6 +3662,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
             413: {
                 headers: {
@@ -3266,6 +3752,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Internal server error`, with the `error_id` under which it was logged */
             500: {
                 headers: {
@@ -3309,6 +3804,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3394,6 +3898,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3528,6 +4041,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
             413: {
                 headers: {
@@ -3598,6 +4120,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Action must be None` */
             422: {
                 headers: {
@@ -3652,6 +4183,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3722,6 +4262,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3893,6 +4442,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
             413: {
                 headers: {
@@ -3998,6 +4556,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4155,7 +4722,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admin privileges required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4208,6 +4775,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4272,6 +4848,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4348,6 +4933,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Internal server error`, with the `error_id` under which it was logged */
             500: {
                 headers: {
@@ -4410,6 +5004,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4516,6 +5119,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `File not found` */
             404: {
                 headers: {
@@ -4606,6 +5218,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Plugin not found` */
             404: {
                 headers: {
@@ -4681,7 +5302,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4802,7 +5423,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4938,7 +5559,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5050,7 +5671,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5140,6 +5761,15 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Plugin not found` */
             404: {
                 headers: {
@@ -5222,6 +5852,15 @@ export interface operations {
             };
             /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5349,7 +5988,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5461,7 +6100,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `You cannot rate your own plugin` */
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `You cannot rate your own plugin` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5560,7 +6199,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5633,7 +6272,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5715,7 +6354,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5837,7 +6476,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5912,7 +6551,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -21,7 +21,7 @@ import {
   INVALID_METADATA,
   ONE_FILE_ONLY,
   ONLY_PY_FILES,
-  refusedWithFindings,
+  invalidMetadata,
 } from './upload-answers';
 import type { UploadedPluginFile } from './upload-answers';
 
@@ -62,7 +62,7 @@ export class PluginUploadInterceptor implements NestInterceptor {
       const { fields, file } = await readMultipart(request.raw, this.rules).catch((error: unknown) => {
         // A text part over its limit is a metadata finding like the others.
         if (error instanceof ApiError && error.message === INVALID_METADATA && error.data === undefined)
-          throw refusedWithFindings(error.getStatus(), INVALID_METADATA, error.errors);
+          throw invalidMetadata(error.getStatus(), error.errors as Record<string, string>);
         throw error;
       });
       request.body = fields;

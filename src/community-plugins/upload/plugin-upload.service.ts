@@ -15,9 +15,8 @@ import { validateMetadata } from '../shared/plugin-metadata';
 import { PluginStorage, PluginStorageError, sha256Hex } from '../files/plugin-storage';
 import {
   failedValidation,
-  INVALID_METADATA,
   nameExists,
-  refusedWithFindings,
+  invalidMetadata,
   storageFailed,
   TOO_MANY_PENDING,
   UploadedPluginFile,
@@ -63,7 +62,7 @@ export class PluginUploadService {
   ): Promise<UserPlugin> {
     if (!file) throw new ApiError(HttpStatus.BAD_REQUEST, `No ${PLUGIN_FILE_PART} provided`);
     const checked = validateMetadata(fields ?? {});
-    if (!checked.ok) throw refusedWithFindings(HttpStatus.BAD_REQUEST, INVALID_METADATA, checked.errors);
+    if (!checked.ok) throw invalidMetadata(HttpStatus.BAD_REQUEST, checked.errors);
     const metadata = checked.metadata;
     if (await this.plugins.nameTaken(metadata.name)) throw nameExists();
     const verdict = await this.validator
@@ -168,7 +167,7 @@ export class PluginUploadService {
     if (!plugin || plugin.userId !== uploader.id) throw pluginNotFound();
     if (!file) throw new ApiError(HttpStatus.BAD_REQUEST, `No ${PLUGIN_FILE_PART} provided`);
     const checked = validateVersionFields(fields ?? {});
-    if (!checked.ok) throw refusedWithFindings(HttpStatus.BAD_REQUEST, INVALID_METADATA, checked.errors);
+    if (!checked.ok) throw invalidMetadata(HttpStatus.BAD_REQUEST, checked.errors);
     const { version, changelog } = checked;
     this.checkVersionOrder(plugin, await this.versions.ofPlugin(plugin.id), version);
     await this.checkSource(uploader, file);
@@ -264,12 +263,7 @@ export class PluginUploadService {
         if (error instanceof ValidatorBusyError) throw validatorBusy();
         throw error;
       });
-    if (!verdict.ok)
-      throw refusedWithFindings(
-        HttpStatus.UNPROCESSABLE_ENTITY,
-        'Plugin failed validation',
-        verdict.violations,
-      );
+    if (!verdict.ok) throw failedValidation(verdict.violations);
   }
 
   /** 409 once the uploader has as many plugins waiting for review as PLUGIN_MAX_PENDING_PER_USER allows. */

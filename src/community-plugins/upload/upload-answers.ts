@@ -22,18 +22,27 @@ export const ONE_FILE_ONLY = `Only one file, in part ${PLUGIN_FILE_PART}, is acc
 export const INVALID_METADATA = 'Invalid plugin metadata';
 
 /**
- * An upload refused with findings (`Invalid plugin metadata`, `Plugin failed validation`):
- * `errors` at the top as documented, and the same list under `data.errors`, where the
- * marketplace client looks for findings (it reads `data.errors` or `data.violations`).
+ * 400 `Invalid plugin metadata`: `errors` at the top as documented (`{field: why}`), and under
+ * `data.errors` the same findings as lines of text (`name: must be 3 to 128 characters`), the
+ * form of the validator's refusals, which the original web client's Upload tab renders.
  */
-export const refusedWithFindings = (status: HttpStatus, message: string, errors: unknown): ApiError =>
-  new ApiError(status, message, errors, {}, { errors });
+export const invalidMetadata = (status: HttpStatus, errors: Record<string, string>): ApiError =>
+  new ApiError(
+    status,
+    INVALID_METADATA,
+    errors,
+    {},
+    {
+      errors: Object.entries(errors).map(([field, why]) => `${field}: ${why}`),
+    },
+  );
 export const fileTooLarge = (limit: number) => `Plugin file exceeds maximum size of ${limit} bytes`;
 
 /**
- * `errors` at the top stays the structured findings; under `data`, the original web client's
- * Upload tab renders each entry of `errors` as text, so there they are strings
- * (`line 3, column 8: <message> (<rule>)`), and the structured ones are `findings`.
+ * 422 `Plugin failed validation` (a new plugin or a new version): `errors` at the top stays the
+ * structured findings; under `data`, the original web client's Upload tab renders each entry of
+ * `errors` as text, so there they are strings (`line 3, column 8: <message> (<rule>)`), and the
+ * structured ones are `findings`.
  */
 export const failedValidation = (violations: Violation[]): ApiError =>
   new ApiError(

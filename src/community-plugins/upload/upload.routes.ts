@@ -1,4 +1,5 @@
 import { ApiBody, ApiConsumes } from '@nestjs/swagger';
+import { NeedsScope } from '../../common/decorators';
 import { routeDocs } from '../../openapi/api-docs';
 import { UploadVersionArgs } from '../dto/plugin-lifecycle.dto';
 import { UploadPluginArgs } from '../dto/plugin.dto';
@@ -57,6 +58,7 @@ export const UPLOAD_ROUTES = {
       }),
       ApiConsumes('multipart/form-data'),
       ApiBody({ type: UploadPluginArgs }),
+      NeedsScope('upload'),
     ),
   version: () =>
     routeDocs(
@@ -82,5 +84,6 @@ export const UPLOAD_ROUTES = {
       ApiPluginId(),
       ApiConsumes('multipart/form-data'),
       ApiBody({ type: UploadVersionArgs }),
+      NeedsScope('upload'),
     ),
 };

@@ -1,14 +1,14 @@
-"""The plugin analyser: judges an uploaded plugin on the program CPython 3.11 builds from its bytes.
+"""The plugin analyser: judges an uploaded plugin against the plugin profile, on the program
+CPython 3.11 builds from its bytes.
 
 It never runs the plugin: it reads the bytes with CPython's own tokenizer and parser (ast), gives
 each name the scope CPython's symtable gives it (by symtable.c's rules, checked against symtable by
-the differential test), and applies the rules to that tree. Every exemption is decided on the
-binding a name has in its scope. The tables (allowed modules and the members a plugin may use of each) are
-the reviewed data file tables.json beside this file. The code is the package `analysis/` beside
-this file, one module per concern (docs/plugin-validator.md, "Where the code is").
+the differential test), and accepts the file only when every construct, name and call is inside
+the profile: the capability table profile.json beside this file (docs/plugin-profile.md). The code
+is the package `analysis/` beside this file, one module per concern.
 
 As a worker (`python3 -I -S -B analyser.py`) it answers one JSON line per request line:
-  {"id": n, "source": "<base64>"}            -> {"id": n, "violations": [...]}
+  {"id": n, "source": "<base64>"}            -> {"id": n, "violations": [...], "warnings": [...]?}
   {"id": n, "view": ["<base64>", ...]}       -> {"id": n, "views": [...]}   (differential test)
 """
 
@@ -27,7 +27,7 @@ from analysis.common import DepthError, Findings  # noqa: E402,F401
 from analysis.core import Analyser  # noqa: E402,F401
 from analysis.encoding import check_bytes  # noqa: E402,F401
 from analysis.scopes import COMPREHENSION_TYPES, DEF_PARAM, FREE, LOCAL, parse, symtable_accepts  # noqa: E402,F401
-from analysis.tables import DEFAULT_BUDGET_S, RULES_VERSION  # noqa: E402
+from analysis.table import DEFAULT_BUDGET_S, RULES_VERSION  # noqa: E402
 
 
 def load_view():
@@ -58,7 +58,10 @@ def serve():
         else:
             budget_ms = request.get('budget_ms')
             budget_s = budget_ms / 1000 if isinstance(budget_ms, (int, float)) and budget_ms > 0 else DEFAULT_BUDGET_S
-            answer = {'id': request['id'], 'violations': analyse(base64.b64decode(request['source']), budget_s)}
+            violations, warnings = analyse(base64.b64decode(request['source']), budget_s)
+            answer = {'id': request['id'], 'violations': violations}
+            if warnings:
+                answer['warnings'] = warnings
         out.write(json.dumps(answer) + '\n')
         out.flush()
 

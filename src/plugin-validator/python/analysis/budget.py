@@ -6,7 +6,7 @@ from .common import DepthError, Findings
 from .core import Analyser
 from .encoding import check_bytes, check_identifiers, source_lines
 from .scopes import parse, symtable_accepts
-from .tables import DEFAULT_BUDGET_S, MAX_NESTING_DEPTH, MAX_REPORTED_VIOLATIONS
+from .table import DEFAULT_BUDGET_S, MAX_NESTING_DEPTH, MAX_REPORTED_VIOLATIONS
 
 
 # --- entry points -----------------------------------------------------------------------------
@@ -20,7 +20,7 @@ def out_of_time(signum, frame):
 
 
 def analyse(raw, budget_s=DEFAULT_BUDGET_S):
-    """The violations for one plugin's bytes, sorted; never raises.
+    """The violations and warnings for one plugin's bytes, each sorted; never raises.
 
     The budget is CPU time (ITIMER_PROF: user and system time of this process), so a niced worker
     on a busy machine is not refused for the time it waited for the CPU."""
@@ -38,7 +38,9 @@ def analyse(raw, budget_s=DEFAULT_BUDGET_S):
         findings.items = [(1, 0, 'analysis-too-slow', 'The analysis took more than its budget of %g s of CPU '
                            'time; plugin rejected (split it into smaller files or simplify the repeated '
                            'pattern)' % budget_s)]
-    return to_violations(findings, raw)
+    if findings.items:
+        findings.warnings = []  # a refused plugin is answered with its refusals only
+    return to_violations(findings.items, raw), to_violations(findings.warnings, raw)
 
 
 def analyse_into(raw, findings):
@@ -54,6 +56,7 @@ def analyse_into(raw, findings):
                     analyser.check()
     except DepthError as error:
         node = error.args[0]
+        findings.warnings = []
         findings.items = [(getattr(node, 'lineno', 1), getattr(node, 'col_offset', 0), 'too-deep',
                            'Nesting deeper than %d levels is not allowed' % MAX_NESTING_DEPTH)]
     except RecursionError:
@@ -62,11 +65,11 @@ def analyse_into(raw, findings):
         findings.items = [(1, 0, 'internal-error', 'Validator failed internally; plugin rejected')]
 
 
-def to_violations(findings, raw):
+def to_violations(items, raw):
     seen = set()
     violations = []
     lines = None
-    for line, column, rule, message in sorted(findings.items, key=lambda f: (f[0], f[1], f[2])):
+    for line, column, rule, message in sorted(items, key=lambda f: (f[0], f[1], f[2])):
         if (line, column, rule) in seen:
             continue
         seen.add((line, column, rule))

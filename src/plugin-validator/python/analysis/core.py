@@ -1,30 +1,27 @@
 """The Analyser: the context every rule receives, composed of the concerns' mixins.
 
-It holds the facts of one plugin (the tree, its parents and scopes, the caches that keep each
-fact computed once), and walks the tree once calling the rules registered for each node type."""
+It holds the facts of one plugin (the tree, its parents and scopes, the types of its expressions
+and bindings) and walks the tree once, in pre-order, calling the rules registered for each node
+type (registry.py). Every fact is computed once per node or binding, so the pass is linear."""
 
 import ast
 
+from .checks.attributes import AttributesRules
+from .checks.calls import CallsRules
+from .checks.classes import ClassesRules
+from .checks.contract import ContractRules
+from .checks.flows import FlowsRules
+from .checks.names import NamesRules
+from .checks.narrowing import NarrowingRules
+from .checks.syntax import SyntaxRules
 from .registry import bound_rules
 from .resolution import Resolution
-from .rules.attributes import AttributesRules
-from .rules.calls import CallsRules
-from .rules.contract import ContractRules
-from .rules.dataflow import DataflowRules
-from .rules.evaluators import EvaluatorsRules
-from .rules.families import FamiliesRules
-from .rules.imports import ImportsRules
-from .rules.machinery import MachineryRules
-from .rules.names import NamesRules
-from .rules.reading import ReadingRules
-from .rules.reading_facts import ReadingFactsRules
-from .rules.trust import TrustRules
 from .scopes import Scope, ScopeBuilder
+from .types import Typing
 
 
-class Analyser(ScopeBuilder, Resolution, ImportsRules, NamesRules, AttributesRules, FamiliesRules, TrustRules,
-               DataflowRules, CallsRules, MachineryRules, EvaluatorsRules, ContractRules, ReadingRules,
-               ReadingFactsRules):
+class Analyser(ScopeBuilder, Resolution, Typing, SyntaxRules, NamesRules, AttributesRules, CallsRules, FlowsRules,
+               ClassesRules, NarrowingRules, ContractRules):
     def __init__(self, tree, findings):
         self.tree = tree
         self.findings = findings
@@ -40,31 +37,21 @@ class Analyser(ScopeBuilder, Resolution, ImportsRules, NamesRules, AttributesRul
         self.globals_index = None
         self.leading = None
         self.global_cache = {}
-        self.import_cache = {}
         self.meanings_cache = {}
-        self.name_facts_cache = {}
-        self.reads_by_name = None
-        self.stored_attributes = None
-        self.formatter_classes = {}
-        self.ancestry_cache = {}
-        self.trusting_cache = {}
-        self.private_use_cache = {}
-        self.families = None  # door 1: see class_families
-        self.ancestry_small = {}
-        self.certain_names = None
-        self.pure_comparisons = None
-        self.block_index = {}
-        self.guard_cache = {}
-        self.constant_texts_cache = {}
-        self.template_problems_cache = {}
-        self.param_read_cache = {}
-        self.read_cuts = 0
-        self.qualnames_memo = (None, None)  # see node_qualnames
-
-    # --- the second pass: the rules ------------------------------------------------------------
+        self.types_cache = {}  # id(node) -> its type (types.py)
+        self.name_types = {}  # (name, id(scope)) -> its type
+        self.binding_types = {}  # id(binding) -> the type it binds
+        self.partial_types = {}  # names being typed -> their type so far (types.py, name_type)
+        self.hit_names = set()
+        self.cycle_hits = 0
+        self.imported_cache = {}
+        self.guard_cache = {}  # the isinstance guards of a def or an `and` chain (narrowing.py)
+        self.positions_cache = {}
+        self.restricted_types = {}  # type -> whether flows.py restricts its use
+        self.required_resources = []  # names handed to CommandDump (calls.py)
+        self.resources_read = set()  # (name, id(scope)) of resource lists read otherwise (flows.py)
 
     def check(self):
-        self.prepare_classes()
         node_scope = self.node_scope
         rules = bound_rules(self)
         for node in self.order:
@@ -73,7 +60,16 @@ class Analyser(ScopeBuilder, Resolution, ImportsRules, NamesRules, AttributesRul
                 scope = node_scope[id(node)]
                 for rule in node_rules:
                     rule(node, scope)
+        self.check_resources_unchanged()
         self.check_contract()
+
+    def positions(self, items):
+        """id(item) -> its index in a node's list (a body, a call's arguments, the decorators), once
+        per list: `x in list` per node would make a long list quadratic."""
+        known = self.positions_cache.get(id(items))
+        if known is None:
+            known = self.positions_cache[id(items)] = {id(item): index for index, item in enumerate(items)}
+        return known
 
     def report(self, rule, message, node):
         if isinstance(node, ast.Attribute) and getattr(node, 'end_lineno', None):

@@ -5,7 +5,7 @@ import ast
 import re
 import unicodedata
 
-from .tables import MAX_SOURCE_BYTES, MAX_SOURCE_LINES
+from .table import MAX_SOURCE_BYTES, MAX_SOURCE_LINES
 
 
 # U+202A-U+202E and U+2066-U+2069 in UTF-8 ("Trojan Source": embeddings, overrides, isolates).

@@ -5,7 +5,7 @@ import ast
 import symtable
 
 from .common import DepthError
-from .tables import MAX_NESTING_DEPTH
+from .table import MAX_NESTING_DEPTH, MODULE_METADATA
 
 
 def parse(raw, findings):
@@ -309,6 +309,8 @@ class ScopeBuilder:
             for statement in self.tree.body:
                 if isinstance(statement, (ast.Import, ast.ImportFrom)):
                     self.leading.add(id(statement))
-                elif not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)):
-                    break
+                elif not (isinstance(statement, (ast.Expr, ast.Assign)) and isinstance(statement.value, ast.Constant)
+                          and (isinstance(statement, ast.Expr) or all(
+                              isinstance(t, ast.Name) and t.id in MODULE_METADATA for t in statement.targets))):
+                    break  # a docstring or `__version__ = "1.0"` runs no code
         return id(node) in self.leading
