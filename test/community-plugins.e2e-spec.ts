@@ -94,6 +94,20 @@ describe('community plugins: catalogue, review, views', () => {
         is_admin: true,
       });
     });
+
+    it('is also /api/v1/me, with and without the slash; no token is 401', async () => {
+      for (const path of ['/api/v1/me', '/api/v1/me/']) {
+        const answer = await t.http().get(path).set('Authorization', `Bearer ${alice.token}`).expect(200);
+        expect(answer.body).toEqual({
+          status: 'success',
+          data: { id: alice.id, name: 'alice', email: 'alice@example.com', is_admin: false },
+        });
+      }
+      expect((await t.http().get('/api/v1/me/').expect(401)).body).toEqual({
+        status: 'fail',
+        message: 'Unauthorized',
+      });
+    });
   });
 
   describe('every endpoint needs a token', () => {

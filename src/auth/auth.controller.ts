@@ -2,11 +2,13 @@ import { Controller, Get, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { LoginArgs } from '../account/dto/account-args';
 import { Args } from '../common/args';
-import { AccessTokensRefused, AccountEndpoint, CurrentUser } from '../common/decorators';
+import { AccessTokensRefused, AccountEndpoint, Authenticated, CurrentUser } from '../common/decorators';
 import type { AuthUser } from '../common/decorators';
-import { AccountResponse } from '../common/envelopes';
+import { AccountResponse, success } from '../common/envelopes';
 import { AccountRateLimit } from '../rate-limit/account-rate-limit';
+import { routeDocs } from '../openapi/api-docs';
 import { AuthService } from './auth.service';
+import { CurrentUserView, currentUserView } from './current-user.view';
 import { AccountFailure, LOGIN_ANSWER, LoginSucceeded } from '../openapi/api-docs';
 
 @ApiTags('accounts')
@@ -46,5 +48,11 @@ export class AuthController {
   @AccessTokensRefused()
   logout(@CurrentUser() user: AuthUser): Promise<AccountResponse> {
     return this.auth.logout(user.tokenHash);
+  }
+
+  @routeDocs(Authenticated({ summary: 'The caller: who the token says they are', data: CurrentUserView }))
+  @Get('me')
+  me(@CurrentUser() caller: AuthUser): { status: 'success'; data: CurrentUserView } {
+    return success(currentUserView(caller));
   }
 }

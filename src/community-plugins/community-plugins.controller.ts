@@ -22,13 +22,13 @@ import { CATALOGUE_ROUTES } from './catalogue/catalogue.routes';
 import { ParseListQueryPipe, ParsePageQueryPipe } from './catalogue/list-query';
 import type { ListQuery, PageQuery } from './catalogue/list-query';
 import { PluginCatalogueService } from './catalogue/plugin-catalogue.service';
+import { CurrentUserView, currentUserView } from '../auth/current-user.view';
 import type { PublicCataloguePage } from './catalogue/plugin-catalogue.service';
 import { PluginRatingsService } from './catalogue/plugin-ratings.service';
 import { RatingArgs, UploadVersionArgs, VersionDiff, VersionList } from './dto/plugin-lifecycle.dto';
 import type { ManifestKey, PluginManifest } from './dto/plugin-lifecycle.dto';
 import {
   CataloguePage,
-  CurrentUserView,
   OwnPluginsPage,
   PluginSource,
   RejectArgs,
@@ -99,7 +99,7 @@ export class CommunityPluginsController {
   @CATALOGUE_ROUTES.me()
   @Get('me')
   me(@CurrentUser() caller: AuthUser): CurrentUserView {
-    return { id: caller.id, name: caller.name, email: caller.email, is_admin: caller.isAdmin };
+    return currentUserView(caller);
   }
 
   @CATALOGUE_ROUTES.mine()

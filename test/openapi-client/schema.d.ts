@@ -200,6 +200,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller: who the token says they are */
+        get: operations["AuthController_me"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/account/tokens": {
         parameters: {
             query?: never;
@@ -930,6 +947,12 @@ export interface components {
             /** @description The same again, for the original web client */
             data: components["schemas"]["AccountFailureData"];
         };
+        CurrentUserView: {
+            id: number;
+            name: string;
+            email: string;
+            is_admin: boolean;
+        };
         NewAccessToken: {
             id: number;
             name: string;
@@ -1168,12 +1191,6 @@ export interface components {
             offset: number;
             /** @description Newest first; admin view for admins, public view for everyone else */
             plugins: (components["schemas"]["PublicPlugin"] | components["schemas"]["AdminPlugin"])[];
-        };
-        CurrentUserView: {
-            id: number;
-            name: string;
-            email: string;
-            is_admin: boolean;
         };
         OwnPluginsPage: {
             /** @description The caller's plugins, over all pages */
@@ -2256,6 +2273,66 @@ export interface operations {
                 };
             };
             /** @description `This route does not accept access tokens` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    AuthController_me: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: components["schemas"]["CurrentUserView"];
+                    };
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;

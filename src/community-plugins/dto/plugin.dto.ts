@@ -20,21 +20,6 @@ import {
 import type { UserPlugin } from '../shared/user-plugin.entity';
 import { AdminPluginView, OwnerPluginView, PublicPluginView } from '../views/plugin-views';
 
-/** The caller, as `me/` shows them. */
-export class CurrentUserView {
-  @ApiProperty({ type: 'integer' })
-  id!: number;
-
-  @ApiProperty()
-  name!: string;
-
-  @ApiProperty()
-  email!: string;
-
-  @ApiProperty()
-  is_admin!: boolean;
-}
-
 /** A catalogue page. The service returns rows; PluginViewInterceptor shows each in its view. */
 @ApiExtraModels(PublicPluginView, AdminPluginView)
 export class CataloguePage {
