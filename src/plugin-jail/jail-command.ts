@@ -73,7 +73,7 @@ export function usageFdOf(script: string): number {
  * tracer's pipe), every descriptor from there up closed but the usage one (a server started
  * under `exec 40>>file` would hand fd 40 down otherwise: neither strace nor bwrap closes what it
  * inherits), then bwrap as its child. When bwrap ends, the kernel's account of the whole jail
- * (wait4: the peak resident set of its largest process, the CPU time of all) goes to the usage
+ * (wait4: the peak resident set of its largest process) goes to the usage
  * descriptor, which nothing in the jail holds, and the launcher ends as bwrap did.
  */
 const LAUNCHER = [
@@ -87,7 +87,7 @@ const LAUNCHER = [
   '    os.close(usage)',
   '    os.execv(sys.argv[3], sys.argv[3:])',
   '_, status, rusage = os.wait4(pid, 0)',
-  'os.write(usage, json.dumps({"max_rss_kib": rusage.ru_maxrss, "cpu_seconds": rusage.ru_utime + rusage.ru_stime}).encode())',
+  'os.write(usage, json.dumps({"max_rss_kib": rusage.ru_maxrss}).encode())',
   'os.close(usage)',
   'if os.WIFSIGNALED(status):',
   '    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)',

@@ -105,8 +105,6 @@ export class WallClock {
 export interface JailUsage {
   /** The peak resident set of the jail's largest process. */
   peakMemoryBytes: number;
-  /** User and system CPU time of all the jail's processes. */
-  cpuSeconds: number;
 }
 
 /** The launcher's one line is some fifty bytes. */
@@ -123,12 +121,9 @@ function usageOf(pipe: Readable): Promise<JailUsage | null> {
     pipe.on('error', () => resolve(null));
     pipe.on('end', () => {
       try {
-        const { max_rss_kib, cpu_seconds } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<
-          string,
-          unknown
-        >;
-        if (typeof max_rss_kib !== 'number' || typeof cpu_seconds !== 'number') return resolve(null);
-        resolve({ peakMemoryBytes: max_rss_kib * 1024, cpuSeconds: cpu_seconds });
+        const { max_rss_kib } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+        if (typeof max_rss_kib !== 'number') return resolve(null);
+        resolve({ peakMemoryBytes: max_rss_kib * 1024 });
       } catch {
         resolve(null);
       }
