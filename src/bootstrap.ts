@@ -6,6 +6,7 @@ import { echoRequestId, forbidCaching, registerBodyParsers } from './http/http-a
 import { capConnectionsPerAddress } from './http/connections-per-address';
 import { applySecurityHeaders } from './http/security-headers';
 import { closeAfterUnreadBodies } from './http/unread-body';
+import { forgetVersionsAfterWrites } from './community-plugins/caching/conditional-answers';
 import { AppLogger } from './logging/app-logger';
 import { logRequests } from './logging/request-log';
 import { serveMetrics } from './metrics/serve-metrics';
@@ -23,6 +24,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   echoRequestId(app);
   forbidCaching(app);
   closeAfterUnreadBodies(app);
+  forgetVersionsAfterWrites(app);
   if (config.corsOrigins.length > 0) {
     app.enableCors({ origin: config.corsOrigins, exposedHeaders: ['X-Request-Id'] });
   }

@@ -1,4 +1,5 @@
 import type { Logger as TypeOrmLogger } from 'typeorm';
+import { RECENT_VERSION_MS } from '../src/community-plugins/caching/answer-version.repository';
 import { login } from './helpers/accounts';
 import {
   benignPlugin,
@@ -108,6 +109,41 @@ describe('statements of the hot paths', () => {
       version.filter((query) => /audit_chain/.test(query) && /catalogue_counts/.test(query)),
     ).toHaveLength(1);
     expect(version.filter((query) => /user_plugins/.test(query))).toEqual([]);
+  });
+
+  it('a full page a moment after a version was read is tagged with it; after a write answered, or a second, it is read again', async () => {
+    const page = () =>
+      t.http().get('/api/v1/community-plugins/').set('Authorization', `Bearer ${alice.token}`);
+    const versionReads = async (work: () => Promise<unknown>) => {
+      const queries: string[] = [];
+      await statementsOf(work, queries);
+      return queries.filter((query) => /audit_chain/.test(query) && /catalogue_counts/.test(query)).length;
+    };
+    t.clock.freeze();
+    try {
+      t.clock.advance(RECENT_VERSION_MS);
+      let first: Awaited<ReturnType<typeof page>> | undefined;
+      expect(await versionReads(async () => (first = await page().expect(200)))).toBe(1);
+      let second: Awaited<ReturnType<typeof page>> | undefined;
+      expect(await versionReads(async () => (second = await page().expect(200)))).toBe(0);
+      expect(second?.headers.etag).toBe(first?.headers.etag);
+
+      const [plugin] = (first?.body as { data: { plugins: Array<{ id: number }> } }).data.plugins;
+      await t
+        .http()
+        .put(`/api/v1/community-plugins/${plugin.id}/rating/`)
+        .set('Authorization', `Bearer ${boss.token}`)
+        .send({ stars: 5 })
+        .expect(200);
+      let rated: Awaited<ReturnType<typeof page>> | undefined;
+      expect(await versionReads(async () => (rated = await page().expect(200)))).toBe(1);
+      expect(rated?.headers.etag).not.toBe(first?.headers.etag);
+
+      t.clock.advance(RECENT_VERSION_MS);
+      expect(await versionReads(() => page().expect(200))).toBe(1);
+    } finally {
+      t.clock.reset();
+    }
   });
 
   it('a login: the expired tokens swept, the new one inserted and not read back', async () => {

@@ -1,9 +1,13 @@
 import { Injectable } from '@nestjs/common';
+import { Clock } from '../../common/clock';
 import { PlainReads } from '../../database/plain-reads';
 import { CATALOGUE_VIEWS } from '../catalogue/index/catalogue-counts';
 
 /** The counters a version is made of, in the order it lists them. */
 const PARTS = ['serial', ...CATALOGUE_VIEWS, 'shown'];
+
+/** How long a version read serves as the tag of full answers (`recent`). */
+export const RECENT_VERSION_MS = 1000;
 
 /**
  * A version of everything a reader is shown of the plugins, read from counters that every
@@ -17,9 +21,17 @@ const PARTS = ['serial', ...CATALOGUE_VIEWS, 'shown'];
  */
 @Injectable()
 export class AnswerVersionRepository {
-  constructor(private readonly plain: PlainReads) {}
+  private last: { version: string; readAt: number } | null = null;
+  /** When a write of this process was last answered: a read begun before it is not kept. */
+  private forgottenAt = -Infinity;
+
+  constructor(
+    private readonly plain: PlainReads,
+    private readonly clock: Clock,
+  ) {}
 
   async current(): Promise<string> {
+    const readAt = this.clock.now().getTime();
     const rows = await this.plain.rows<{ name: string; changes: number | string }>(
       "SELECT 'serial' AS `name`, `entries` AS `changes` FROM `audit_chain` WHERE `id` = 1 " +
         'UNION ALL SELECT `name`, `changes` FROM `catalogue_counts` ' +
@@ -27,6 +39,28 @@ export class AnswerVersionRepository {
       [],
     );
     const counted = new Map(rows.map((row) => [row.name, Number(row.changes)]));
-    return PARTS.map((part) => counted.get(part) ?? 0).join('.');
+    const version = PARTS.map((part) => counted.get(part) ?? 0).join('.');
+    if (readAt >= this.forgottenAt && (this.last === null || readAt >= this.last.readAt))
+      this.last = { version, readAt };
+    return version;
+  }
+
+  /**
+   * A version read less than RECENT_VERSION_MS ago, or null. It may be older than the rows an
+   * answer then reads, never newer, and the counters only grow: as the tag of a full answer it
+   * can only make the next poll fetch again, never keep a changed answer. Whether a copy is
+   * current (a 304) is always read fresh (`current`). docs/decisions/answer-versions.md
+   */
+  recent(): string | null {
+    if (this.last === null) return null;
+    const age = this.clock.now().getTime() - this.last.readAt;
+    // A clock set back makes the age negative: not a moment ago, then.
+    return age >= 0 && age < RECENT_VERSION_MS ? this.last.version : null;
+  }
+
+  /** A write of this process was answered: its full answers' tags are read fresh again. */
+  forget(): void {
+    this.last = null;
+    this.forgottenAt = this.clock.now().getTime();
   }
 }

@@ -10,6 +10,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiHeader, ApiResponse } from '@nestjs/swagger';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { from, map, mergeMap, Observable, of } from 'rxjs';
 import { Clock } from '../../common/clock';
@@ -63,6 +64,26 @@ export const Conditional = (kind: ConditionalAnswer) =>
     }),
   );
 
+/** A reader's view depends on who reads it (the owner's may differ): their id is in its tag. */
+const readerTag = (callerId: number | undefined, version: string) => `"r${callerId ?? 0}.${version}"`;
+
+/**
+ * A write answered by this process may have raised the version: the next full answers read it
+ * again rather than tag themselves with the one read before (AnswerVersionRepository.recent).
+ */
+export function forgetVersionsAfterWrites(app: NestFastifyApplication): void {
+  const versions = app.get(AnswerVersionRepository);
+  app
+    .getHttpAdapter()
+    .getInstance()
+    // Before the answer is written (the write has committed by then): a client that reads it
+    // and asks again is answered with the version read afresh.
+    .addHook('onSend', (request: FastifyRequest, _reply: FastifyReply, payload: unknown, done) => {
+      if (request.method !== 'GET' && request.method !== 'HEAD') versions.forget();
+      done(null, payload);
+    });
+}
+
 @Injectable()
 export class ConditionalAnswerInterceptor implements NestInterceptor {
   private readonly halfLifeMs: number;
@@ -107,13 +128,17 @@ export class ConditionalAnswerInterceptor implements NestInterceptor {
       );
     }
     if (kind === 'reader' && caller?.isAdmin) return next.handle().pipe(map(send(null)));
+    const recent = kind === 'reader' && presented.length === 0 ? this.versions.recent() : null;
+    // No copy to compare: a version read a moment ago tags the full answer (it is not newer
+    // than the rows the handler reads next).
+    if (recent !== null) return next.handle().pipe(map(send(readerTag(caller?.id, recent))));
 
     // Read before the answer: a write between the two makes the tag older than the answer
     // (the next poll gets it again), never newer (which would keep a stale copy).
     return from(this.versions.current()).pipe(
       mergeMap((version) => {
         if (kind === 'reader') {
-          const etag = `"r${caller?.id ?? 0}.${version}"`;
+          const etag = readerTag(caller?.id, version);
           if (presented.some((tag) => tag === '*' || tag === etag)) return of(notModified(etag));
           return next.handle().pipe(map(send(etag)));
         }
