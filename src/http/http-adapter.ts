@@ -184,9 +184,11 @@ export function registerBodyParsers(app: NestFastifyApplication): void {
       ? done(null)
       : done(new ApiError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_BODY)),
   );
-  // Thrown, so the exception filter writes it in the route's envelope like the parsers' errors.
-  fastify.addHook('preValidation', async (request) => {
-    if (jsonSentAsForm(request)) throw new ApiError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, JSON_AS_FORM);
+  // Handed on as an error, so the exception filter writes it in the route's envelope like the
+  // parsers' errors. A callback, not an async hook: every request passes here, most with no body.
+  fastify.addHook('preValidation', (request, _reply, done) => {
+    if (jsonSentAsForm(request)) done(new ApiError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, JSON_AS_FORM) as never);
+    else done();
   });
 }
 
