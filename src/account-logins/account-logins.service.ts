@@ -161,7 +161,10 @@ export class AccountLoginsService {
         subject: `user:${user.id}`,
         details: { ended_logins: endedLogins, ended_access_tokens: endedTokens },
       });
-      await this.mail.queue(manager, passwordChangedMail(user.email, at, this.accounts.link(PASSWORD_RESET_PATH)));
+      await this.mail.queue(
+        manager,
+        passwordChangedMail(user.email, at, this.accounts.link(PASSWORD_RESET_PATH)),
+      );
     });
     this.outbox.nudge();
   }

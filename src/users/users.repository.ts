@@ -307,7 +307,12 @@ export class UsersRepository {
    * Stores a new password hash and raises the credential generation in one write, bound to
    * the generation the caller read (under the user's row lock); false when it moved.
    */
-  async changePassword(manager: EntityManager, userId: number, hash: string, generation: number): Promise<boolean> {
+  async changePassword(
+    manager: EntityManager,
+    userId: number,
+    hash: string,
+    generation: number,
+  ): Promise<boolean> {
     const result = await manager
       .createQueryBuilder()
       .update(User)

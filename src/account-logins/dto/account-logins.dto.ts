@@ -29,7 +29,11 @@ export class LoginView {
   })
   client_address!: string | null;
 
-  @ApiProperty({ nullable: true, type: String, description: 'The User-Agent at login, at most 255 characters' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'The User-Agent at login, at most 255 characters',
+  })
   user_agent!: string | null;
 
   @ApiProperty({ description: 'The login this request came with' })
