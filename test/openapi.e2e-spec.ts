@@ -134,8 +134,26 @@ describe('OpenAPI document', () => {
       scopeOf('/api/v1/account/tokens', 'get'),
       scopeOf('/api/v1/account/tokens', 'post'),
       scopeOf('/api/v1/logout', 'get'),
+      scopeOf('/api/v1/account/logins', 'get'),
+      scopeOf('/api/v1/account/logins/{loginId}', 'delete'),
+      scopeOf('/api/v1/account/logout-everywhere', 'post'),
+      scopeOf('/api/v1/account/password', 'post'),
       scopeOf('/api/v1/login', 'post'),
-    ]).toEqual(['read', 'upload', 'upload', 'review', 'none', 'none', 'none', 'none', undefined]);
+    ]).toEqual([
+      'read',
+      'upload',
+      'upload',
+      'review',
+      'none',
+      'none',
+      'none',
+      'none',
+      'none',
+      'none',
+      'none',
+      'none',
+      undefined,
+    ]);
   });
 
   it('documents every route of the app', () => {
