@@ -206,6 +206,27 @@ function accountLoginsSpec(env: Record<string, string>) {
     expect(await lastUsed()).toBe(used);
   });
 
+  it('shows null for what a login from before the columns did not record, and notes its first use', async () => {
+    const alice = await someone();
+    const old = await loggedIn(alice);
+    const oldId = (await listOf(old)).find((login) => login.current)!.id;
+    // As the migration leaves a row written before it.
+    await t.dataSource.query(
+      'UPDATE user_login_tokens SET last_used_at = NULL, client_address = NULL, user_agent = NULL WHERE id = ?',
+      [oldId],
+    );
+    const before = (await listOf(alice)).find((login) => login.id === oldId)!;
+    expect([before.last_used_at, before.client_address, before.user_agent]).toEqual([null, null, null]);
+    t.clock.freeze();
+    expect(await works(old)).toBe(200);
+    const used = t.clock.now().toISOString();
+    const lastUsed = async () => (await listOf(alice)).find((login) => login.id === oldId)!.last_used_at;
+    for (let tries = 0; tries < 100 && (await lastUsed()) !== used; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(await lastUsed()).toBe(used);
+  });
+
   it('ends one login: refused at once with the answer of a revoked token, the others stay, another user’s id is unknown, and the end is recorded', async () => {
     const alice = await someone();
     const bob = await someone();
