@@ -8,6 +8,7 @@ import tseslint from 'typescript-eslint';
  */
 const FEATURES = [
   'account',
+  'account-logins',
   'admin-cli',
   'audit',
   'auth',

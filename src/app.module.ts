@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AccessTokensModule } from './access-tokens/access-tokens.module';
+import { AccountLoginsModule } from './account-logins/account-logins.module';
 import { AuditModule } from './audit/audit.module';
 import { AuditApiModule } from './audit/audit-api.module';
 import { APP_FILTER } from '@nestjs/core';
@@ -45,6 +46,7 @@ export class AppModule {
         AccountModule,
         AuthModule,
         AccessTokensModule,
+        AccountLoginsModule,
         // After AuthModule: its guard reads forms only for authenticated callers.
         HttpEdgeModule,
         ConfigurationModule,

@@ -355,7 +355,7 @@ export class AccountService implements OnModuleInit {
   }
 
   /** A link to a page of the service, as the mails give it (see serviceLink). */
-  private link(path: string): string {
+  link(path: string): string {
     return serviceLink(this.config, path, () => this.listeningPort());
   }
 
@@ -367,7 +367,8 @@ export class AccountService implements OnModuleInit {
     return address && typeof address === 'object' ? address.port : undefined;
   }
 
-  private isStrongPassword(password: string): boolean {
+  /** The register form's rule for a new password (also the password change's). */
+  isStrongPassword(password: string): boolean {
     return fitsBcrypt(password) && this.config.passwordPattern.test(password);
   }
 }

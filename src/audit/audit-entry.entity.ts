@@ -18,6 +18,9 @@ export const AUDIT_ACTIONS = [
   'file_mismatch',
   'token_create',
   'token_revoke',
+  'login_end',
+  'logout_everywhere',
+  'password_change',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -1,6 +1,8 @@
-import { Controller, Get, Post } from '@nestjs/common';
+import { Controller, Get, Post, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { ApiTags } from '@nestjs/swagger';
 import { LoginArgs } from '../account/dto/account-args';
+import { loginSeen } from '../account-logins/login-seen';
 import { Args } from '../common/args';
 import { AccessTokensRefused, AccountEndpoint, Authenticated, CurrentUser } from '../common/decorators';
 import type { AuthUser } from '../common/decorators';
@@ -35,8 +37,8 @@ export class AuthController {
     failures: ['Invalid login credentials'],
     locksAccount: true,
   })
-  login(@Args() args: LoginArgs): Promise<AccountResponse> {
-    return this.auth.login(args.emailOrUsername, args.password);
+  login(@Args() args: LoginArgs, @Req() request: FastifyRequest): Promise<AccountResponse> {
+    return this.auth.login(args.emailOrUsername, args.password, loginSeen(request));
   }
 
   @AccountEndpoint({

@@ -3,6 +3,7 @@ import { fitsBcrypt, PasswordHasher } from '../account/password-hasher.service';
 import { UsersService } from '../users/users.service';
 import { AccountResponse, accountFail, accountSuccess } from '../common/envelopes';
 import { isMissing } from '../common/request-params';
+import type { LoginSeen } from '../account-logins/login-seen';
 import { TokenService } from './token.service';
 
 /** Compared instead of a password over bcrypt's 72 bytes, which is refused whatever it is. */
@@ -16,7 +17,11 @@ export class AuthService {
     private readonly tokens: TokenService,
   ) {}
 
-  async login(identifier: string | undefined, password: string | undefined): Promise<AccountResponse> {
+  async login(
+    identifier: string | undefined,
+    password: string | undefined,
+    seen?: LoginSeen,
+  ): Promise<AccountResponse> {
     if (isMissing(identifier)) return accountFail('Missing email or username value');
     if (isMissing(password)) return accountFail('Missing password value');
     const user = await this.users.findByEmailOrName(identifier);
@@ -33,7 +38,7 @@ export class AuthService {
     if (this.users.isAdmin(user) && !user.passwordSetViaOtp) return accountFail('Invalid login credentials');
     // Not yet confirmed, or taken out of service by an operator.
     if (!user.isActive || user.deactivatedAt) return accountFail('Your account is not active');
-    return accountSuccess({ 'jwt-token': await this.tokens.issue(user) });
+    return accountSuccess({ 'jwt-token': await this.tokens.issue(user, seen) });
   }
 
   async logout(tokenHash: string): Promise<AccountResponse> {

@@ -15,6 +15,7 @@ import {
 import { Clock } from '../common/clock';
 import { ACCESS_TOKEN_PREFIX, type AccessScope, lacksScope, TOKEN_REFUSED } from '../common/access-scopes';
 import { AccessTokensRepository } from '../users/access-tokens.repository';
+import { LoginsRepository } from '../users/logins.repository';
 import { RouteMetadata } from '../common/route-metadata';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -49,6 +50,7 @@ export class JwtAuthGuard implements CanActivate {
     private readonly tokens: TokenService,
     private readonly users: UsersService,
     private readonly accessTokens: AccessTokensRepository,
+    private readonly logins: LoginsRepository,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
@@ -94,6 +96,8 @@ export class JwtAuthGuard implements CanActivate {
     const tokenHash = hashToken(token);
     const owner = await this.tokens.findOwner(tokenHash);
     if (!owner || owner.userId !== payload.user_id || !owner.isActive) throw unauthorized();
+    // At most one write a minute per login, which the request does not wait for.
+    this.logins.noteUse(owner.loginId, owner.lastUsedAt, this.clock.now());
     return {
       id: owner.userId,
       name: owner.name,

@@ -6,7 +6,8 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { hashToken } from './bearer-token';
 import type { User } from '../users/user.entity';
-import { TokenOwner, UsersRepository } from '../users/users.repository';
+import { LoginOwner, UsersRepository } from '../users/users.repository';
+import type { LoginSeen } from '../account-logins/login-seen';
 import { jwtKey } from './jwt-key';
 
 export type { TokenOwner } from '../users/users.repository';
@@ -34,9 +35,10 @@ export class TokenService {
 
   /**
    * Signs a JWT for the user as the caller read it and records its hash under the user's
-   * credential generation; expired records of the user are swept.
+   * credential generation, with what the login saw of its client; expired records of the
+   * user are swept.
    */
-  async issue(user: User): Promise<string> {
+  async issue(user: User, seen: LoginSeen = { clientAddress: null, userAgent: null }): Promise<string> {
     const now = this.clock.now();
     const iat = Math.floor(now.getTime() / 1000);
     const payload: JwtPayload = {
@@ -59,6 +61,9 @@ export class TokenService {
       // The generation of the row whose password was checked, not the current one: a change
       // committed since then has raised it, and the guard refuses this token.
       credentialGeneration: user.credentialGeneration,
+      // Used now: the guard writes the time again only once it is a minute old.
+      lastUsedAt: now,
+      ...seen,
     });
     return token;
   }
@@ -68,7 +73,7 @@ export class TokenService {
     return this.users.ownerQuery(tokenHash);
   }
 
-  findOwner(tokenHash: string): Promise<TokenOwner | null> {
+  findOwner(tokenHash: string): Promise<LoginOwner | null> {
     return this.users.findOwner(tokenHash);
   }
 

@@ -1,4 +1,4 @@
-import { clientKey } from './client-address';
+import { clientAddress, clientKey } from './client-address';
 
 describe('clientKey', () => {
   it('keys every spelling of one IPv6 address, and every address of its /64, as one network', () => {
@@ -29,5 +29,21 @@ describe('clientKey', () => {
     expect(clientKey('::FFFF:cb00:7107', 64)).toBe('203.0.113.7');
     expect(clientKey('not an address', 64)).toBe('not an address');
     expect(clientKey(undefined, 64)).toBe('unknown');
+  });
+});
+
+describe('clientAddress', () => {
+  it('writes the whole address in one form: IPv6 canonical, an IPv4-mapped one as IPv4', () => {
+    expect(clientAddress('2001:0DB8:0:0::1')).toBe('2001:db8::1');
+    expect(clientAddress('2001:db8:1:2:ffff:1234:abcd:9')).toBe('2001:db8:1:2:ffff:1234:abcd:9');
+    expect(clientAddress('::ffff:192.0.2.1')).toBe('192.0.2.1');
+    expect(clientAddress('203.0.113.7')).toBe('203.0.113.7');
+  });
+
+  it('keeps anything else as given, at most 64 characters, and null for no address', () => {
+    expect(clientAddress('not-an-address')).toBe('not-an-address');
+    expect(clientAddress('x'.repeat(100))).toBe('x'.repeat(64));
+    expect(clientAddress(undefined)).toBeNull();
+    expect(clientAddress('')).toBeNull();
   });
 });

@@ -44,3 +44,15 @@ function isIPv4Mapped(groups: number[]): boolean {
 function canonicalIPv6(groups: number[]): string {
   return new URL(`http://[${groups.map((group) => group.toString(16)).join(':')}]/`).hostname.slice(1, -1);
 }
+
+/**
+ * The client's own address, to show it to a person (the logins list): written as clientKey
+ * writes it (an IPv4-mapped address as IPv4, IPv6 in its canonical form) but whole, not its
+ * network; anything else as given, at most 64 characters; null when there is none.
+ */
+export function clientAddress(address: string | undefined): string | null {
+  if (address === undefined || address === '') return null;
+  const groups = ipv6Groups(address);
+  if (!groups) return address.slice(0, 64);
+  return isIPv4Mapped(groups) ? clientKey(address, 128) : canonicalIPv6(groups);
+}

@@ -187,7 +187,7 @@ export class AccountRateLimitInterceptor implements NestInterceptor {
 }
 
 /** The normalised identifier, hashed so a huge identifier makes a short key. */
-function textKey(identifier: string): string {
+export function textKey(identifier: string): string {
   return `text:${createHash('sha256').update(identityKey(identifier)).digest('base64url')}`;
 }
 

@@ -43,6 +43,11 @@ export class AccessTokensRepository {
     return affected ? token : null;
   }
 
+  /** Deletes every token of the user, in the caller's transaction: how many there were. */
+  async deleteAll(manager: EntityManager, userId: number): Promise<number> {
+    return (await manager.delete(AccessToken, { userId })).affected ?? 0;
+  }
+
   /**
    * The guard's lookup: the unique hash, with its user by primary key. A token past its expiry,
    * or of an older credential generation than its user's, names no owner.

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessToken } from './access-token.entity';
 import { AccessTokensRepository } from './access-tokens.repository';
+import { LoginsRepository } from './logins.repository';
 import { UserLoginToken } from './user-login-token.entity';
 import { User } from './user.entity';
 import { UsersRepository } from './users.repository';
@@ -14,7 +15,7 @@ import { UsersService } from './users.service';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([User, UserLoginToken, AccessToken])],
-  providers: [UsersRepository, AccessTokensRepository, UsersService],
-  exports: [UsersRepository, AccessTokensRepository, UsersService],
+  providers: [UsersRepository, AccessTokensRepository, LoginsRepository, UsersService],
+  exports: [UsersRepository, AccessTokensRepository, LoginsRepository, UsersService],
 })
 export class UsersModule {}

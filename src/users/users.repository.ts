@@ -17,6 +17,13 @@ export interface TokenOwner {
   isAdmin: boolean;
 }
 
+/** A login token's owner, with what the guard needs to note the use (LoginsRepository.noteUse). */
+export interface LoginOwner extends TokenOwner {
+  loginId: number;
+  /** As the driver returns it in a plain row. */
+  lastUsedAt: unknown;
+}
+
 export interface AdminSummary {
   id: number;
   name: string;
@@ -34,9 +41,10 @@ export interface OtpIssue {
 }
 
 /**
- * Every query on `users` and `user_login_tokens`: the app's features and svc-admin reach
- * these tables only through here. Methods that write take the `manager` of the transaction
- * they belong to; without one they commit on their own.
+ * Every query on `users` and `user_login_tokens` (but a login's list, end and use, in
+ * LoginsRepository): the app's features and svc-admin reach these tables only through here.
+ * Methods that write take the `manager` of the transaction they belong to; without one they
+ * commit on their own.
  */
 @Injectable()
 export class UsersRepository {
@@ -295,6 +303,25 @@ export class UsersRepository {
     await manager.delete(AccessToken, { userId });
   }
 
+  /**
+   * Stores a new password hash and raises the credential generation in one write, bound to
+   * the generation the caller read (under the user's row lock); false when it moved.
+   */
+  async changePassword(
+    manager: EntityManager,
+    userId: number,
+    hash: string,
+    generation: number,
+  ): Promise<boolean> {
+    const result = await manager
+      .createQueryBuilder()
+      .update(User)
+      .set({ password: hash, credentialGeneration: () => 'credential_generation + 1' })
+      .where('id = :userId AND credential_generation = :generation', { userId, generation })
+      .execute();
+    return Boolean(result.affected);
+  }
+
   /** The credential generation a login token was recorded under; null when it is gone. */
   async loginGeneration(manager: EntityManager, tokenHash: string): Promise<number | null> {
     return (await manager.findOneBy(UserLoginToken, { tokenHash }))?.credentialGeneration ?? null;
@@ -309,6 +336,8 @@ export class UsersRepository {
       .createQueryBuilder('token')
       .innerJoin('token.user', 'user')
       .select('token.user_id', 'userId')
+      .addSelect('token.id', 'loginId')
+      .addSelect('token.last_used_at', 'lastUsedAt')
       .addSelect('user.name', 'name')
       .addSelect('user.email', 'email')
       .addSelect('user.is_active', 'isActive')
@@ -323,10 +352,12 @@ export class UsersRepository {
    * hydration: the SQL of ownerQuery is built once, and the row is read plain (booleans come
    * as 0/1 from both drivers, hence the conversions).
    */
-  async findOwner(tokenHash: string): Promise<TokenOwner | null> {
+  async findOwner(tokenHash: string): Promise<LoginOwner | null> {
     this.ownerSql ??= this.ownerQuery('').getQueryAndParameters()[0];
     const [row] = await this.reads.rows<{
       userId: number;
+      loginId: number;
+      lastUsedAt: unknown;
       name: string;
       email: string;
       isActive: unknown;
@@ -336,6 +367,8 @@ export class UsersRepository {
     if (!row) return null;
     return {
       userId: Number(row.userId),
+      loginId: Number(row.loginId),
+      lastUsedAt: row.lastUsedAt,
       name: row.name,
       email: row.email,
       isActive: Boolean(Number(row.isActive)) && row.deactivatedAt === null,

@@ -255,6 +255,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/account/logins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's live logins, newest first; `current` marks the one of this request */
+        get: operations["AccountLoginsController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account/logins/{loginId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** End one of the caller’s logins (the current one too): its token is refused at once */
+        delete: operations["AccountLoginsController_end"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account/logout-everywhere": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End every login of the caller but the current one (access tokens stay: see /account/tokens) */
+        post: operations["AccountLoginsController_endOthers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the password with the current one; the current login stays, every other one ends
+         * @description Checked in this order: `current_password`, `password` and `confirm_password` given, the two the same, `password` strong (the register form’s rules and messages), then (403) the current password. A wrong current password counts as a failed login does (429 past the limit; the account locks past its bound). Every other login and every access token of the account ends, and the owner is mailed.
+         */
+        post: operations["AccountLoginsController_changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/configuration": {
         parameters: {
             query?: never;
@@ -880,7 +951,7 @@ export interface components {
             /** @description The acting user when `actor` is `user` */
             actor_user_id: number | null;
             /** @enum {string} */
-            action: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "file_mismatch" | "token_create" | "token_revoke";
+            action: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "file_mismatch" | "token_create" | "token_revoke" | "login_end" | "logout_everywhere" | "password_change";
             /**
              * @description `plugin:<id>`, `user:<id>`, `configuration` or `manifest-key`
              * @example plugin:12
@@ -982,6 +1053,29 @@ export interface components {
              * @description Within a minute
              */
             last_used_at: string | null;
+        };
+        Login: {
+            /** @description Names the login in `DELETE /api/v1/account/logins/<id>` */
+            id: number;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Within a minute; null for a login made before the column existed and not used since
+             */
+            last_used_at: string | null;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description The client’s address at login, as the trusted proxies (`TRUSTED_PROXIES`) tell it */
+            client_address: string | null;
+            /** @description The User-Agent at login, at most 255 characters */
+            user_agent: string | null;
+            /** @description The login this request came with */
+            current: boolean;
+        };
+        LoginsEnded: {
+            /** @description How many other logins it ended */
+            ended: number;
         };
         ConfigurationItem: {
             /** @description Changed through the API since it was seeded */
@@ -1419,7 +1513,7 @@ export interface operations {
                 /** @description Above 200 counts as 200 */
                 limit?: number;
                 subject?: string;
-                action?: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "file_mismatch" | "token_create" | "token_revoke";
+                action?: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "file_mismatch" | "token_create" | "token_revoke" | "login_end" | "logout_everywhere" | "password_change";
             };
             header?: never;
             path?: never;
@@ -2638,6 +2732,395 @@ export interface operations {
                 };
             };
             /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    AccountLoginsController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: components["schemas"]["Login"][];
+                    };
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    AccountLoginsController_end: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Decimal digits without a leading zero; any other spelling names nothing */
+                loginId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        /**
+                         * @description Always null
+                         * @enum {string|null}
+                         */
+                        data: null;
+                    };
+                };
+            };
+            /** @description `Malformed request body` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Login not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description A body of a type the API does not read; the message names the types it reads */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    AccountLoginsController_endOthers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: components["schemas"]["LoginsEnded"];
+                    };
+                };
+            };
+            /** @description `Malformed request body` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description A body of a type the API does not read; the message names the types it reads */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    AccountLoginsController_changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Also accepted as query-string arguments. */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Strong password */
+                    password?: string;
+                    /** @description Same password again */
+                    confirm_password?: string;
+                    /** @description The password the account has now */
+                    current_password?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description Strong password */
+                    password?: string;
+                    /** @description Same password again */
+                    confirm_password?: string;
+                    /** @description The password the account has now */
+                    current_password?: string;
+                };
+                "multipart/form-data": {
+                    /** @description Strong password */
+                    password?: string;
+                    /** @description Same password again */
+                    confirm_password?: string;
+                    /** @description The password the account has now */
+                    current_password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        /**
+                         * @description Always null
+                         * @enum {string|null}
+                         */
+                        data: null;
+                    };
+                };
+            };
+            /** @description `Missing current password value`, `Missing password value`, `Missing confirm password value`, `Password doesn't match`, `Choose a strong password`; `Malformed request body` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Current password is incorrect`, `The account is locked: set a new password through the mailed one-time password (/password-reset)` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `The password was changed by another request meanwhile; nothing was changed` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description A body of a type the API does not read; the message names the types it reads */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Too many requests` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable`; `Service unavailable` (the database does not answer) */
             503: {
                 headers: {
                     [name: string]: unknown;
