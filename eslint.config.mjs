@@ -19,6 +19,7 @@ const FEATURES = [
   'pages',
   'plugin-test-runs',
   'rate-limit',
+  'second-factor',
   'sessions',
   'targets',
   'users',

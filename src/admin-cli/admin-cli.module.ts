@@ -12,12 +12,14 @@ import { AuditCommand, AuditVerifyCommand, PluginsCommand, PluginsVerifyCommand 
 import { PluginsTestRunCommand } from './test-run.command';
 import { ListedAdminGrants } from '../account/listed-admin-grants';
 import { BACKUP_PROVIDERS } from './backup/backup-providers';
+import { SecondFactorStoreModule } from '../second-factor/second-factor-store.module';
 import {
   ActivateCommand,
   DeactivateCommand,
   DemoteCommand,
   ListCommand,
   PromoteCommand,
+  ResetSecondFactorCommand,
 } from './admin.commands';
 
 /**
@@ -38,6 +40,7 @@ export class AdminCliModule {
         UsersModule,
         AuditModule,
         PluginFilesModule,
+        SecondFactorStoreModule,
       ],
       providers: [
         // The API's grants of SVC_ADMIN_EMAILS as the audit log records them (demote, list).
@@ -46,6 +49,7 @@ export class AdminCliModule {
         DemoteCommand,
         DeactivateCommand,
         ActivateCommand,
+        ResetSecondFactorCommand,
         ListCommand,
         PluginsCommand,
         PluginsVerifyCommand,

@@ -19,6 +19,11 @@ export const COMMANDS = {
     arguments: '<email>',
     description: 'Put a deactivated account back in service',
   },
+  resetSecondFactor: {
+    name: 'reset-second-factor',
+    arguments: '<email>',
+    description: 'Turn off a lost second factor (TOTP and recovery codes); every token revoked',
+  },
   list: { name: 'list', description: 'List the admins, one per line: id, email and name, tab-separated' },
   plugins: { name: 'plugins', description: 'Plugin files: verify, test-run' },
   pluginsVerify: {
@@ -57,6 +62,7 @@ export const COMMAND_TREE: Array<CommandSpec & { subCommands?: CommandSpec[] }> 
   COMMANDS.demote,
   COMMANDS.deactivate,
   COMMANDS.activate,
+  COMMANDS.resetSecondFactor,
   COMMANDS.list,
   { ...COMMANDS.plugins, subCommands: [COMMANDS.pluginsVerify, COMMANDS.pluginsTestRun] },
   { ...COMMANDS.audit, subCommands: [COMMANDS.auditVerify] },

@@ -18,6 +18,10 @@ export const AUDIT_ACTIONS = [
   'file_mismatch',
   'token_create',
   'token_revoke',
+  'second_factor_enable',
+  'second_factor_disable',
+  'second_factor_recovery',
+  'second_factor_reset',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
