@@ -20,6 +20,7 @@ import {
   ListCommand,
   PromoteCommand,
   ResetSecondFactorCommand,
+  SecondFactorCommand,
 } from './admin.commands';
 
 /**
@@ -49,8 +50,9 @@ export class AdminCliModule {
         DemoteCommand,
         DeactivateCommand,
         ActivateCommand,
-        ResetSecondFactorCommand,
         ListCommand,
+        SecondFactorCommand,
+        ResetSecondFactorCommand,
         PluginsCommand,
         PluginsVerifyCommand,
         PluginsTestRunCommand,

@@ -1,4 +1,4 @@
-import { Command, CommandRunner } from 'nest-commander';
+import { Command, CommandRunner, SubCommand } from 'nest-commander';
 import { COMMANDS } from './command-specs';
 import { SchemaMigrator } from '../database/schema-migrator';
 import { PASSWORD_RESET_PATH } from '../users/account-paths';
@@ -172,7 +172,7 @@ export class ActivateCommand extends CommandRunner {
   }
 }
 
-@Command(COMMANDS.resetSecondFactor)
+@SubCommand(COMMANDS.secondFactorReset)
 export class ResetSecondFactorCommand extends CommandRunner {
   constructor(
     private readonly factors: SecondFactorReset,
@@ -190,6 +190,15 @@ export class ResetSecondFactorCommand extends CommandRunner {
           : `${email.trim()} has no second factor`,
       );
     });
+  }
+}
+
+@Command({ ...COMMANDS.secondFactor, subCommands: [ResetSecondFactorCommand] })
+export class SecondFactorCommand extends CommandRunner {
+  run(): Promise<void> {
+    err('Usage: svc-admin second-factor reset <email>');
+    process.exitCode = 1;
+    return Promise.resolve();
   }
 }
 

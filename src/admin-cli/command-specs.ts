@@ -19,10 +19,11 @@ export const COMMANDS = {
     arguments: '<email>',
     description: 'Put a deactivated account back in service',
   },
-  resetSecondFactor: {
-    name: 'reset-second-factor',
+  secondFactor: { name: 'second-factor', description: 'Second factors (TOTP): reset' },
+  secondFactorReset: {
+    name: 'reset',
     arguments: '<email>',
-    description: 'Turn off a lost second factor (TOTP and recovery codes); every token revoked',
+    description: 'Turn off the lost second factor of the user with this email; every token revoked',
   },
   list: { name: 'list', description: 'List the admins, one per line: id, email and name, tab-separated' },
   plugins: { name: 'plugins', description: 'Plugin files: verify, test-run' },
@@ -62,10 +63,10 @@ export const COMMAND_TREE: Array<CommandSpec & { subCommands?: CommandSpec[] }> 
   COMMANDS.demote,
   COMMANDS.deactivate,
   COMMANDS.activate,
-  COMMANDS.resetSecondFactor,
   COMMANDS.list,
   { ...COMMANDS.plugins, subCommands: [COMMANDS.pluginsVerify, COMMANDS.pluginsTestRun] },
   { ...COMMANDS.audit, subCommands: [COMMANDS.auditVerify] },
+  { ...COMMANDS.secondFactor, subCommands: [COMMANDS.secondFactorReset] },
   COMMANDS.backup,
   COMMANDS.restore,
 ];

@@ -10,7 +10,7 @@ import { type RoleChange, UnknownEmailError } from '../users/users.service';
 import { SecondFactorRepository } from './second-factor.repository';
 
 /**
- * svc-admin reset-second-factor: an owner who lost the authenticator (and the recovery codes)
+ * svc-admin second-factor reset: an owner who lost the authenticator (and the recovery codes)
  * gets password-only login back. The TOTP (on or pending) and the recovery codes are removed,
  * every session of the account ends, and an audit entry records it, in one transaction.
  */
