@@ -392,13 +392,22 @@ describe('ADMIN_SECOND_FACTOR=required', () => {
     ADMIN_SECOND_FACTOR: 'required',
   }));
 
-  it('answers 403 on admin routes until the admin has confirmed a TOTP; enrolment stays reachable', async () => {
+  it('answers 403 on admin routes, and withholds admin power everywhere, until the admin has confirmed a TOTP; enrolment stays reachable', async () => {
     const t = app.t;
     t.clock.freeze();
     const boss = await signUpAs(t, app.smtp, 'boss');
     const alice = await signUpAs(t, app.smtp, 'alice');
+    const isAdmin = async (caller: Caller) =>
+      ((await api(t, caller, 'get', 'me').expect(200)).body as { data: { is_admin: boolean } }).data.is_admin;
     expectFail(await api(t, alice, 'get', 'audit'), 403, 'Admin privileges required');
     expectFail(await api(t, boss, 'get', 'audit'), 403, MESSAGES.adminNeedsEnrolment);
+    // No admin power anywhere until then: not on user routes either (the pending list, the admin views).
+    expectFail(
+      await api(t, boss, 'get', 'community-plugins/?status=pending'),
+      403,
+      'Admin privileges required',
+    );
+    expect(await isAdmin(boss)).toBe(false);
     // A pending enrolment is not enough.
     const secret = (
       (await api(t, boss, 'post', 'account/totp').expect(201)).body as { data: { secret: string } }
@@ -408,12 +417,26 @@ describe('ADMIN_SECOND_FACTOR=required', () => {
       .send({ otp: await codeAt(secret, t.clock.now()) })
       .expect(200);
     expect((await api(t, boss, 'get', 'audit')).status).toBe(200);
+    expect((await api(t, boss, 'get', 'community-plugins/?status=pending')).status).toBe(200);
+    expect(await isAdmin(boss)).toBe(true);
+    // The same rule for an access token of the admin's.
+    const pat = (
+      (
+        await api(t, boss, 'post', 'account/tokens')
+          .send({ name: 'ci', scopes: ['review'] })
+          .expect(201)
+      ).body as {
+        data: { token: string };
+      }
+    ).data.token;
+    expect((await api(t, { token: pat }, 'get', 'audit')).status).toBe(200);
     // Turned off again, the admin routes close again.
     t.clock.advance(STEP_MS);
     await api(t, boss, 'delete', 'account/totp')
       .send({ otp: await codeAt(secret, t.clock.now()) })
       .expect(200);
     expectFail(await api(t, boss, 'get', 'audit'), 403, MESSAGES.adminNeedsEnrolment);
+    expectFail(await api(t, { token: pat }, 'get', 'audit'), 403, MESSAGES.adminNeedsEnrolment);
   });
 });
 
