@@ -20,6 +20,7 @@ const FEATURES = [
   'pages',
   'plugin-test-runs',
   'rate-limit',
+  'second-factor',
   'sessions',
   'targets',
   'users',

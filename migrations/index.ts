@@ -23,6 +23,7 @@ import { PluginTestRunSummary1763704000000 } from './1763704000000-PluginTestRun
 import { FilesByDigest1763705000000 } from './1763705000000-FilesByDigest';
 import { CreatePersonalAccessTokens1763706000000 } from './1763706000000-CreatePersonalAccessTokens';
 import { LoginDetails1763707000000 } from './1763707000000-LoginDetails';
+import { CreateSecondFactor1763708000000 } from './1763708000000-CreateSecondFactor';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -51,4 +52,5 @@ export const migrations = [
   FilesByDigest1763705000000,
   CreatePersonalAccessTokens1763706000000,
   LoginDetails1763707000000,
+  CreateSecondFactor1763708000000,
 ];

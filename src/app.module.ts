@@ -22,6 +22,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { SCHEMA_UPGRADE } from './schema-upgraded-entities';
+import { SecondFactorModule } from './second-factor/second-factor.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { TargetsModule } from './targets/targets.module';
 import { UsersModule } from './users/users.module';
@@ -47,6 +48,7 @@ export class AppModule {
         AuthModule,
         AccessTokensModule,
         AccountLoginsModule,
+        SecondFactorModule,
         // After AuthModule: its guard reads forms only for authenticated callers.
         HttpEdgeModule,
         ConfigurationModule,

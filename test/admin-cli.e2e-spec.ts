@@ -77,6 +77,7 @@ Commands:
                       tab-separated
   plugins             Plugin files: verify, test-run
   audit               The audit log: verify
+  second-factor       Second factors (TOTP): reset
   backup <dir>        Back up the database, plugin files and secrets into <dir>
   restore <dir>       Restore a backup into an empty database and plugin dir
   help [command]      display help for command

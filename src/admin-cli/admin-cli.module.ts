@@ -12,12 +12,15 @@ import { AuditCommand, AuditVerifyCommand, PluginsCommand, PluginsVerifyCommand 
 import { PluginsTestRunCommand } from './test-run.command';
 import { ListedAdminGrants } from '../account/listed-admin-grants';
 import { BACKUP_PROVIDERS } from './backup/backup-providers';
+import { SecondFactorStoreModule } from '../second-factor/second-factor-store.module';
 import {
   ActivateCommand,
   DeactivateCommand,
   DemoteCommand,
   ListCommand,
   PromoteCommand,
+  ResetSecondFactorCommand,
+  SecondFactorCommand,
 } from './admin.commands';
 
 /**
@@ -38,6 +41,7 @@ export class AdminCliModule {
         UsersModule,
         AuditModule,
         PluginFilesModule,
+        SecondFactorStoreModule,
       ],
       providers: [
         // The API's grants of SVC_ADMIN_EMAILS as the audit log records them (demote, list).
@@ -47,6 +51,8 @@ export class AdminCliModule {
         DeactivateCommand,
         ActivateCommand,
         ListCommand,
+        SecondFactorCommand,
+        ResetSecondFactorCommand,
         PluginsCommand,
         PluginsVerifyCommand,
         PluginsTestRunCommand,

@@ -1,4 +1,4 @@
-import { Command, CommandRunner } from 'nest-commander';
+import { Command, CommandRunner, SubCommand } from 'nest-commander';
 import { COMMANDS } from './command-specs';
 import { SchemaMigrator } from '../database/schema-migrator';
 import { PASSWORD_RESET_PATH } from '../users/account-paths';
@@ -7,6 +7,7 @@ import { AuditLog } from '../audit/audit-log.service';
 import type { AuditAction } from '../audit/audit-entry.entity';
 import { PendingApprovals } from '../community-plugins/review/pending-approvals';
 import { ListedAdminGrants } from '../account/listed-admin-grants';
+import { SecondFactorReset } from '../second-factor/second-factor-reset';
 
 /** Output goes straight to the streams: stdout for results, stderr for warnings and errors. */
 const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -168,6 +169,36 @@ export class ActivateCommand extends CommandRunner {
         err(`Note: ${email.trim()} has not confirmed its email yet; login waits for that confirmation.`);
       }
     });
+  }
+}
+
+@SubCommand(COMMANDS.secondFactorReset)
+export class ResetSecondFactorCommand extends CommandRunner {
+  constructor(
+    private readonly factors: SecondFactorReset,
+    private readonly schema: SchemaMigrator,
+  ) {
+    super();
+  }
+
+  run([email]: string[]): Promise<void> {
+    return writingAs(this.schema, async () => {
+      const change = await this.factors.reset(email);
+      out(
+        change === 'changed'
+          ? `Turned off the second factor of ${email.trim()}; its tokens were revoked, so it logs in with the password alone`
+          : `${email.trim()} has no second factor`,
+      );
+    });
+  }
+}
+
+@Command({ ...COMMANDS.secondFactor, subCommands: [ResetSecondFactorCommand] })
+export class SecondFactorCommand extends CommandRunner {
+  run(): Promise<void> {
+    err('Usage: svc-admin second-factor reset <email>');
+    process.exitCode = 1;
+    return Promise.resolve();
   }
 }
 

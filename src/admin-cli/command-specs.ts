@@ -19,6 +19,12 @@ export const COMMANDS = {
     arguments: '<email>',
     description: 'Put a deactivated account back in service',
   },
+  secondFactor: { name: 'second-factor', description: 'Second factors (TOTP): reset' },
+  secondFactorReset: {
+    name: 'reset',
+    arguments: '<email>',
+    description: 'Turn off the lost second factor of the user with this email; every token revoked',
+  },
   list: { name: 'list', description: 'List the admins, one per line: id, email and name, tab-separated' },
   plugins: { name: 'plugins', description: 'Plugin files: verify, test-run' },
   pluginsVerify: {
@@ -60,6 +66,7 @@ export const COMMAND_TREE: Array<CommandSpec & { subCommands?: CommandSpec[] }> 
   COMMANDS.list,
   { ...COMMANDS.plugins, subCommands: [COMMANDS.pluginsVerify, COMMANDS.pluginsTestRun] },
   { ...COMMANDS.audit, subCommands: [COMMANDS.auditVerify] },
+  { ...COMMANDS.secondFactor, subCommands: [COMMANDS.secondFactorReset] },
   COMMANDS.backup,
   COMMANDS.restore,
 ];

@@ -21,6 +21,10 @@ export const AUDIT_ACTIONS = [
   'login_end',
   'logout_everywhere',
   'password_change',
+  'second_factor_enable',
+  'second_factor_disable',
+  'second_factor_recovery',
+  'second_factor_reset',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

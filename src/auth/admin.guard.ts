@@ -2,10 +2,14 @@ import { CanActivate, ExecutionContext, HttpStatus, Injectable } from '@nestjs/c
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest as Request } from 'fastify';
 import { ApiError } from '../common/api-error';
+import { ADMIN_NEEDS_SECOND_FACTOR } from '../common/access-scopes';
 import { AuthUser, IS_ADMIN_ONLY } from '../common/decorators';
 import { RouteMetadata } from '../common/route-metadata';
 
-/** Runs after JwtAuthGuard: routes marked @AdminOnly() need an admin. */
+/**
+ * Runs after JwtAuthGuard: routes marked @AdminOnly() need an admin; an admin who must enrol
+ * a second factor first (ADMIN_SECOND_FACTOR=required) is told so.
+ */
 @Injectable()
 export class AdminGuard implements CanActivate {
   private readonly adminOnly: RouteMetadata<boolean>;
@@ -17,6 +21,7 @@ export class AdminGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     if (!this.adminOnly.of(context)) return true;
     const user = context.switchToHttp().getRequest<Request & { user?: AuthUser }>().user;
+    if (user?.awaitsSecondFactor) throw new ApiError(HttpStatus.FORBIDDEN, ADMIN_NEEDS_SECOND_FACTOR);
     if (!user?.isAdmin) throw new ApiError(HttpStatus.FORBIDDEN, 'Admin privileges required');
     return true;
   }

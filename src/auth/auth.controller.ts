@@ -9,6 +9,7 @@ import type { AuthUser } from '../common/decorators';
 import { AccountResponse, success } from '../common/envelopes';
 import { AccountRateLimit } from '../rate-limit/account-rate-limit';
 import { routeDocs } from '../openapi/api-docs';
+import { SECOND_FACTOR_MESSAGES } from '../second-factor/second-factor-messages';
 import { AuthService } from './auth.service';
 import { CurrentUserView, currentUserView } from './current-user.view';
 import { AccountFailure, LOGIN_ANSWER, LoginSucceeded } from '../openapi/api-docs';
@@ -27,6 +28,7 @@ export class AuthController {
       'Invalid login credentials',
       'Missing email or username value',
       'Missing password value',
+      SECOND_FACTOR_MESSAGES.loginRefused,
     ],
     rateLimited: true,
   })
@@ -34,11 +36,12 @@ export class AuthController {
   @AccountRateLimit({
     route: 'login',
     identifier: 'emailOrUsername',
-    failures: ['Invalid login credentials'],
+    // A wrong second-factor code is a guess like a wrong password, counted by the same limits.
+    failures: ['Invalid login credentials', SECOND_FACTOR_MESSAGES.loginRefused],
     locksAccount: true,
   })
   login(@Args() args: LoginArgs, @Req() request: FastifyRequest): Promise<AccountResponse> {
-    return this.auth.login(args.emailOrUsername, args.password, loginSeen(request));
+    return this.auth.login(args.emailOrUsername, args.password, args.otp, loginSeen(request));
   }
 
   @AccountEndpoint({

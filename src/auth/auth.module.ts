@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
 import { AccountModule } from '../account/account.module';
+import { SecondFactorModule } from '../second-factor/second-factor.module';
 import { UsersModule } from '../users/users.module';
 import { AdminGuard } from './admin.guard';
 import { AuthController } from './auth.controller';
@@ -10,7 +11,7 @@ import { JwtAuthGuard } from './jwt-auth.guard';
 import { TokenService } from './token.service';
 
 @Module({
-  imports: [AccountModule, UsersModule, JwtModule.register({})],
+  imports: [AccountModule, UsersModule, SecondFactorModule, JwtModule.register({})],
   controllers: [AuthController],
   providers: [
     AuthService,

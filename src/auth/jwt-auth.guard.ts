@@ -19,6 +19,7 @@ import { LoginsRepository } from '../users/logins.repository';
 import { RouteMetadata } from '../common/route-metadata';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { SecondFactorService } from '../second-factor/second-factor.service';
 import { UsersService } from '../users/users.service';
 import { bearerToken, hashToken, NO_SCHEME } from './bearer-token';
 import { jwtKey } from './jwt-key';
@@ -44,6 +45,7 @@ export class JwtAuthGuard implements CanActivate {
   private readonly anonymousReads: RouteMetadata<boolean> | null;
   private readonly tokenScope: RouteMetadata<AccessScope | { refused: string }>;
   private readonly adminOnly: RouteMetadata<boolean>;
+  private readonly adminSecondFactorRequired: boolean;
 
   constructor(
     reflector: Reflector,
@@ -52,6 +54,7 @@ export class JwtAuthGuard implements CanActivate {
     private readonly accessTokens: AccessTokensRepository,
     private readonly logins: LoginsRepository,
     private readonly clock: Clock,
+    private readonly secondFactor: SecondFactorService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     // jsonwebtoken itself: JwtService.verify would merge its options anew on every request.
@@ -62,6 +65,7 @@ export class JwtAuthGuard implements CanActivate {
     this.anonymousReads = config.pluginAnonymousReads ? new RouteMetadata(reflector, ANONYMOUS_READS) : null;
     this.tokenScope = new RouteMetadata(reflector, TOKEN_SCOPE);
     this.adminOnly = new RouteMetadata(reflector, IS_ADMIN_ONLY);
+    this.adminSecondFactorRequired = config.adminSecondFactor === 'required';
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -71,8 +75,19 @@ export class JwtAuthGuard implements CanActivate {
     if (request.headers.authorization === undefined && this.missingTokenIsBadRequest.of(context)) {
       throw new ApiError(HttpStatus.BAD_REQUEST, 'Invalid Token');
     }
-    request.user = await this.authenticate(context, request);
+    request.user = await this.withAdminRule(await this.authenticate(context, request));
     return true;
+  }
+
+  /**
+   * ADMIN_SECOND_FACTOR=required: an admin whose second factor is not on holds no admin power
+   * anywhere (admin routes, admin views, the pending lists) until it is; one read by primary
+   * key, for admins only.
+   */
+  private async withAdminRule(user: AuthUser): Promise<AuthUser> {
+    if (!this.adminSecondFactorRequired || !user.isAdmin) return user;
+    if (await this.secondFactor.isEnabled(user.id)) return user;
+    return { ...user, isAdmin: false, awaitsSecondFactor: true };
   }
 
   /**

@@ -13,3 +13,7 @@ export const TOKEN_REFUSED = 'This route does not accept access tokens';
 export const TOKEN_MANAGEMENT_REFUSED =
   'An access token cannot manage access tokens, the password or the second factor';
 export const lacksScope = (scope: AccessScope | '<scope>') => `This token lacks the ${scope} scope`;
+
+/** The admin guard's 403 under ADMIN_SECOND_FACTOR=required, until the admin's TOTP is on. */
+export const ADMIN_NEEDS_SECOND_FACTOR =
+  'Admin routes need a second factor: enrol one with POST /api/v1/account/totp';

@@ -76,6 +76,11 @@ export interface AuthUser {
   name: string;
   email: string;
   isAdmin: boolean;
+  /**
+   * An admin by role who holds no admin power yet: ADMIN_SECOND_FACTOR=required and no
+   * second factor on (isAdmin is then false; the admin guard tells them to enrol).
+   */
+  awaitsSecondFactor?: true;
   /** SHA-256 of the presented token, the key of its login record. */
   tokenHash: string;
 }

@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       bcryptCost: 12,
       accountConfirmation: 'keep',
       adminEmails: [],
+      adminSecondFactor: 'optional',
       communityPluginDir: join(dir, 'community-plugins'),
       pluginUploadMaxSize: 262144,
       pluginUploadsPerHour: 30,
@@ -162,6 +163,11 @@ describe('loadConfig', () => {
       'Invalid environment: PLUGIN_APPROVALS_REQUIRED must be an integer from 1 to 20',
     ],
     ['ACCOUNT_CONFIRMATION', 'clear', 'Invalid environment: ACCOUNT_CONFIRMATION must be one of keep, claim'],
+    [
+      'ADMIN_SECOND_FACTOR',
+      'always',
+      'Invalid environment: ADMIN_SECOND_FACTOR must be one of optional, required',
+    ],
     [
       'PLUGIN_SELF_REVIEW',
       'sometimes',

@@ -67,6 +67,8 @@ export interface AppConfig {
    */
   accountConfirmation: AccountConfirmation;
   adminEmails: string[];
+  /** `required`: admin routes answer 403 until the admin has confirmed a TOTP (docs/accounts-security.md). */
+  adminSecondFactor: AdminSecondFactor;
   communityPluginDir: string;
   pluginUploadMaxSize: number;
   /** Upload attempts per user per hour (off with RATE_LIMIT=off). */
@@ -158,6 +160,9 @@ export interface PluginTestRunConfig {
 export const ACCOUNT_CONFIRMATION = ['keep', 'claim'] as const;
 export type AccountConfirmation = (typeof ACCOUNT_CONFIRMATION)[number];
 
+export const ADMIN_SECOND_FACTOR = ['optional', 'required'] as const;
+export type AdminSecondFactor = (typeof ADMIN_SECOND_FACTOR)[number];
+
 export const PLUGIN_SELF_REVIEW = ['forbidden', 'allowed'] as const;
 export type PluginSelfReview = (typeof PLUGIN_SELF_REVIEW)[number];
 
@@ -220,6 +225,7 @@ export function loadConfig(env: Env, dataDir = DEFAULT_DATA_DIR, terminal = fals
       .split(',')
       .map((email) => email.trim().toLowerCase())
       .filter((email) => email !== ''),
+    adminSecondFactor: read(() => oneOf(env, 'ADMIN_SECOND_FACTOR', 'optional', ADMIN_SECOND_FACTOR)),
     communityPluginDir: value(env, 'COMMUNITY_PLUGIN_DIR') ?? defaultPluginDir(dataDir),
     pluginUploadMaxSize: read(() => integer(env, 'PLUGIN_UPLOAD_MAX_SIZE', 262_144, 1, 16 * 1024 * 1024)),
     pluginUploadsPerHour: read(() => integer(env, 'PLUGIN_UPLOADS_PER_HOUR', 30, 1, 1_000_000)),

@@ -15,7 +15,12 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { HeaderObject, ReferenceObject, SchemaObject } from '@nestjs/swagger';
-import { lacksScope, TOKEN_MANAGEMENT_REFUSED, TOKEN_REFUSED } from '../common/access-scopes';
+import {
+  ADMIN_NEEDS_SECOND_FACTOR,
+  lacksScope,
+  TOKEN_MANAGEMENT_REFUSED,
+  TOKEN_REFUSED,
+} from '../common/access-scopes';
 import { MAX_ID } from '../common/request-params';
 
 /** Marks an operation as needing no token; openapi.ts turns it into `security: []`. */
@@ -291,7 +296,7 @@ export function withGuards(access: 'user' | 'admin', own: FailMessages = {}): Fa
   const fails: FailMessages = { 401: ['Unauthorized', 'Authorization header must be "Bearer <token>"'] };
   // A personal access token on a route its scopes do not open (src/auth/jwt-auth.guard.ts).
   fails[403] = [
-    ...(access === 'admin' ? ['Admin privileges required'] : []),
+    ...(access === 'admin' ? ['Admin privileges required', ADMIN_NEEDS_SECOND_FACTOR] : []),
     lacksScope('<scope>'),
     TOKEN_REFUSED,
     TOKEN_MANAGEMENT_REFUSED,

@@ -322,6 +322,28 @@ export class UsersRepository {
     return Boolean(result.affected);
   }
 
+  /**
+   * Ends every session of the user but the login `keepTokenHash`, which moves to the new
+   * generation (revokeAllTokens, then that one record kept): a token a login records later
+   * under the generation it read before this change is refused.
+   */
+  async revokeAllTokensBut(manager: EntityManager, userId: number, keepTokenHash: string): Promise<void> {
+    await manager
+      .createQueryBuilder()
+      .update(User)
+      .set({ credentialGeneration: () => 'credential_generation + 1' })
+      .where('id = :userId', { userId })
+      .execute();
+    await manager.delete(UserLoginToken, { userId, tokenHash: Not(keepTokenHash) });
+    await manager.delete(AccessToken, { userId });
+    const user = await manager.findOneByOrFail(User, { id: userId });
+    await manager.update(
+      UserLoginToken,
+      { userId, tokenHash: keepTokenHash },
+      { credentialGeneration: user.credentialGeneration },
+    );
+  }
+
   /** The credential generation a login token was recorded under; null when it is gone. */
   async loginGeneration(manager: EntityManager, tokenHash: string): Promise<number | null> {
     return (await manager.findOneBy(UserLoginToken, { tokenHash }))?.credentialGeneration ?? null;

@@ -171,7 +171,7 @@ export interface paths {
         put?: never;
         /**
          * Log in; the message holds the JWT as `jwt-token`
-         * @description Messages: `Your account is not active`, `Invalid login credentials`, `Missing email or username value`, `Missing password value`.
+         * @description Messages: `Your account is not active`, `Invalid login credentials`, `Missing email or username value`, `Missing password value`, `Invalid or missing second factor code`.
          */
         post: operations["AuthController_login"];
         delete?: never;
@@ -320,6 +320,50 @@ export interface paths {
          * @description Checked in this order: `current_password`, `password` and `confirm_password` given, the two the same, `password` strong (the register form’s rules and messages), then (403) the current password. A wrong current password counts as a failed login does (429 past the limit; the account locks past its bound). Every other login and every access token of the account ends, and the owner is mailed.
          */
         post: operations["AccountLoginsController_changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Begin TOTP enrolment: a new secret, pending until confirmed; the answer shows it, this once
+         * @description A pending secret is replaced by the next enrolment. RFC 6238: SHA-1, 6 digits, 30-second steps.
+         */
+        post: operations["SecondFactorController_enrol"];
+        /**
+         * Turn TOTP off with a current code or a recovery code
+         * @description The secret and the recovery codes are deleted; login needs the password only again.
+         */
+        delete: operations["SecondFactorController_disable"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn TOTP on with a first code of the pending secret; the answer shows ten recovery codes, this once
+         * @description Every other session of the account ends (its other JWTs and its access tokens); the calling one stays. From then on login needs `otp` as well.
+         */
+        post: operations["SecondFactorController_confirm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -951,7 +995,7 @@ export interface components {
             /** @description The acting user when `actor` is `user` */
             actor_user_id: number | null;
             /** @enum {string} */
-            action: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "file_mismatch" | "token_create" | "token_revoke" | "login_end" | "logout_everywhere" | "password_change";
+            action: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "file_mismatch" | "token_create" | "token_revoke" | "login_end" | "logout_everywhere" | "password_change" | "second_factor_enable" | "second_factor_disable" | "second_factor_recovery" | "second_factor_reset";
             /**
              * @description `plugin:<id>`, `user:<id>`, `configuration` or `manifest-key`
              * @example plugin:12
@@ -1076,6 +1120,16 @@ export interface components {
         LoginsEnded: {
             /** @description How many other logins it ended */
             ended: number;
+        };
+        TotpEnrolment: {
+            /** @description Base32 (RFC 4648) secret, 160 bits; shown only here */
+            secret: string;
+            /** @description `otpauth://totp/...` with the secret, SHA-1, 6 digits, 30 s: for a QR code */
+            otpauth_uri: string;
+        };
+        RecoveryCodes: {
+            /** @description Ten one-time codes (`abcd-efgh-ijkl-mnop`, 80 random bits each); only their hashes are kept */
+            recovery_codes: string[];
         };
         ConfigurationItem: {
             /** @description Changed through the API since it was seeded */
@@ -1513,7 +1567,7 @@ export interface operations {
                 /** @description Above 200 counts as 200 */
                 limit?: number;
                 subject?: string;
-                action?: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "file_mismatch" | "token_create" | "token_revoke" | "login_end" | "logout_everywhere" | "password_change";
+                action?: "upload" | "new_version" | "approve" | "approval_dropped" | "reject" | "delete" | "manifest_key_change" | "promote" | "demote" | "deactivate" | "activate" | "configuration_change" | "test_run" | "file_mismatch" | "token_create" | "token_revoke" | "login_end" | "logout_everywhere" | "password_change" | "second_factor_enable" | "second_factor_disable" | "second_factor_recovery" | "second_factor_reset";
             };
             header?: never;
             path?: never;
@@ -1552,7 +1606,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            /** @description `Admin privileges required`, `Admin routes need a second factor: enrol one with POST /api/v1/account/totp`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2239,18 +2293,24 @@ export interface operations {
                     emailOrUsername?: string;
                     /** @description Password */
                     password?: string;
+                    /** @description Only for an account with a second factor on: the 6-digit code of its authenticator app, or a recovery code */
+                    otp?: string;
                 };
                 "application/x-www-form-urlencoded": {
                     /** @description Email or user name */
                     emailOrUsername?: string;
                     /** @description Password */
                     password?: string;
+                    /** @description Only for an account with a second factor on: the 6-digit code of its authenticator app, or a recovery code */
+                    otp?: string;
                 };
                 "multipart/form-data": {
                     /** @description Email or user name */
                     emailOrUsername?: string;
                     /** @description Password */
                     password?: string;
+                    /** @description Only for an account with a second factor on: the 6-digit code of its authenticator app, or a recovery code */
+                    otp?: string;
                 };
             };
         };
@@ -3131,6 +3191,352 @@ export interface operations {
             };
         };
     };
+    SecondFactorController_enrol: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: components["schemas"]["TotpEnrolment"];
+                    };
+                };
+            };
+            /** @description `Malformed request body` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `A second factor is already on: turn it off first` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description A body of a type the API does not read; the message names the types it reads */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    SecondFactorController_disable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Also accepted as query-string arguments. */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The 6-digit code of the authenticator app; to turn it off, a recovery code also does */
+                    otp?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description The 6-digit code of the authenticator app; to turn it off, a recovery code also does */
+                    otp?: string;
+                };
+                "multipart/form-data": {
+                    /** @description The 6-digit code of the authenticator app; to turn it off, a recovery code also does */
+                    otp?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        /**
+                         * @description Always null
+                         * @enum {string|null}
+                         */
+                        data: null;
+                    };
+                };
+            };
+            /** @description `Invalid one-time code`; `Malformed request body` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `No second factor is on` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description A body of a type the API does not read; the message names the types it reads */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Too many requests` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
+    SecondFactorController_confirm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Also accepted as query-string arguments. */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The 6-digit code of the authenticator app; to turn it off, a recovery code also does */
+                    otp?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description The 6-digit code of the authenticator app; to turn it off, a recovery code also does */
+                    otp?: string;
+                };
+                "multipart/form-data": {
+                    /** @description The 6-digit code of the authenticator app; to turn it off, a recovery code also does */
+                    otp?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: components["schemas"]["RecoveryCodes"];
+                    };
+                };
+            };
+            /** @description `Invalid one-time code`; `Malformed request body` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Unauthorized`, `Authorization header must be "Bearer <token>"` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `A second factor is already on: turn it off first`, `No second factor is waiting for confirmation: start with POST /api/v1/account/totp`, `The secret waiting for confirmation was replaced: confirm the newest one` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Request body too large` (bodies above 100 kB; an upload has its own limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description A body of a type the API does not read; the message names the types it reads */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Too many requests` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Internal server error`, with the `error_id` under which it was logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+            /** @description `Service unavailable` (the database does not answer) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
+        };
+    };
     ConfigurationController_list: {
         parameters: {
             query?: {
@@ -3323,7 +3729,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            /** @description `Admin privileges required`, `Admin routes need a second factor: enrol one with POST /api/v1/account/totp`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5862,7 +6268,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            /** @description `Admin privileges required`, `Admin routes need a second factor: enrol one with POST /api/v1/account/totp`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5983,7 +6389,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `Admin routes need a second factor: enrol one with POST /api/v1/account/totp`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6119,7 +6525,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `Admin routes need a second factor: enrol one with POST /api/v1/account/totp`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6231,7 +6637,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            /** @description `Admin privileges required`, `Admin routes need a second factor: enrol one with POST /api/v1/account/totp`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6548,7 +6954,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            /** @description `Admin privileges required`, `Admin routes need a second factor: enrol one with POST /api/v1/account/totp`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6759,7 +7165,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            /** @description `Admin privileges required`, `Admin routes need a second factor: enrol one with POST /api/v1/account/totp`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6832,7 +7238,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `Admin routes need a second factor: enrol one with POST /api/v1/account/totp`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6914,7 +7320,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `Admin routes need a second factor: enrol one with POST /api/v1/account/totp`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7036,7 +7442,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `Admin routes need a second factor: enrol one with POST /api/v1/account/totp`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7111,7 +7517,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Admin privileges required`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
+            /** @description `Admin privileges required`, `Admin routes need a second factor: enrol one with POST /api/v1/account/totp`, `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Admins cannot review their own plugins` */
             403: {
                 headers: {
                     [name: string]: unknown;

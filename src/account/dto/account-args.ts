@@ -53,4 +53,11 @@ export class LoginArgs extends IdentifierArgs {
   @ApiPropertyOptional({ description: 'Password' })
   @TextArg()
   password?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'Only for an account with a second factor on: the 6-digit code of its authenticator app, or a recovery code',
+  })
+  @TextArg()
+  otp?: string;
 }

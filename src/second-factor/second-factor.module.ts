@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { UsersModule } from '../users/users.module';
+import { SecondFactorStoreModule } from './second-factor-store.module';
+import { SecondFactorController } from './second-factor.controller';
+import { SecondFactorService } from './second-factor.service';
+
+/** TOTP enrolment (account/totp) and the check login and the admin guard ask of it. */
+@Module({
+  imports: [SecondFactorStoreModule, UsersModule],
+  controllers: [SecondFactorController],
+  providers: [SecondFactorService],
+  exports: [SecondFactorService],
+})
+export class SecondFactorModule {}
