@@ -19,28 +19,34 @@ import { ADMIN_EMAIL } from './seed';
  * per-address connection cap, no logs; with BENCH_METRICS=on, metrics kept and served on a
  * listener of their own (METRICS_PORT), as an operator who scrapes the app runs it.
  */
+export function benchSettings(
+  workDir: string,
+  databaseUrl: string | undefined,
+  settings: Record<string, string>,
+): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl ?? `sqlite:${join(workDir, 'svc.sqlite')}`,
+    JWT_SECRET: randomBytes(48).toString('base64url'),
+    RATE_LIMIT: 'off',
+    LOG_LEVEL: 'silent',
+    SVC_ADMIN_EMAILS: ADMIN_EMAIL,
+    COMMUNITY_PLUGIN_DIR: join(workDir, 'community-plugins'),
+    HOST: '127.0.0.1',
+    PORT: '0',
+    // Every simulated client is 127.0.0.1: BENCH_CONNECTIONS may be more than one address's cap.
+    HTTP_CONNECTIONS_PER_ADDRESS: '0',
+    ...(process.env.BENCH_METRICS?.trim() === 'on' ? { METRICS_PORT: '0' } : {}),
+    ...settings,
+  };
+}
+
+/** benchSettings, loaded as the app loads its environment. */
 export function benchConfig(
   workDir: string,
   databaseUrl: string | undefined,
   settings: Record<string, string>,
 ): AppConfig {
-  return loadConfig(
-    {
-      DATABASE_URL: databaseUrl ?? `sqlite:${join(workDir, 'svc.sqlite')}`,
-      JWT_SECRET: randomBytes(48).toString('base64url'),
-      RATE_LIMIT: 'off',
-      LOG_LEVEL: 'silent',
-      SVC_ADMIN_EMAILS: ADMIN_EMAIL,
-      COMMUNITY_PLUGIN_DIR: join(workDir, 'community-plugins'),
-      HOST: '127.0.0.1',
-      PORT: '0',
-      // Every simulated client is 127.0.0.1: BENCH_CONNECTIONS may be more than one address's cap.
-      HTTP_CONNECTIONS_PER_ADDRESS: '0',
-      ...(process.env.BENCH_METRICS?.trim() === 'on' ? { METRICS_PORT: '0' } : {}),
-      ...settings,
-    },
-    workDir,
-  );
+  return loadConfig(benchSettings(workDir, databaseUrl, settings), workDir);
 }
 
 export interface AppServer {
