@@ -10,6 +10,7 @@ from ..types import library_entry
 from .calls import callee_name
 
 RESTRICTED_ATOMS = frozenset(['T:logging.Logger', 'T:owtf.Resources', 'T:dataclasses.Field', 'X'])
+LOAD = ast.Load()
 EXPRESSIONS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.IfExp, ast.BoolOp, ast.NamedExpr)
 
 
@@ -21,9 +22,9 @@ class FlowsRules:
         if restricted is None:
             restricted = self.restricted_types[atoms] = any(
                 atom.startswith(('M:', 'F:', 'B:')) or atom in RESTRICTED_ATOMS for atom in atoms)
-        if not restricted or not isinstance(getattr(node, 'ctx', ast.Load()), ast.Load):
+        if not restricted or not isinstance(getattr(node, 'ctx', LOAD), ast.Load):
             return
-        for atom in sorted(atoms):
+        for atom in (atoms if len(atoms) == 1 else sorted(atoms)):
             if atom.startswith('M:'):
                 if not self.is_object_of_attribute(node):
                     self.report('module-attribute', "Module %s used as a value: use its members (%s.name)"
