@@ -22,6 +22,7 @@ import { CreatePluginTestRuns1763703000000 } from './1763703000000-CreatePluginT
 import { PluginTestRunSummary1763704000000 } from './1763704000000-PluginTestRunSummary';
 import { FilesByDigest1763705000000 } from './1763705000000-FilesByDigest';
 import { CreatePersonalAccessTokens1763706000000 } from './1763706000000-CreatePersonalAccessTokens';
+import { PluginVersionWarnings1763709000000 } from './1763709000000-PluginVersionWarnings';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -49,4 +50,5 @@ export const migrations = [
   PluginTestRunSummary1763704000000,
   FilesByDigest1763705000000,
   CreatePersonalAccessTokens1763706000000,
+  PluginVersionWarnings1763709000000,
 ];
