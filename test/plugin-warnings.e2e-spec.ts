@@ -63,7 +63,9 @@ describe("the validator's warnings reach the uploader and the reviewers", () => 
         'SELECT validator_warnings FROM plugin_versions WHERE plugin_id = ? ORDER BY id',
         [id],
       )) as Array<{ validator_warnings: string | null }>
-    ).map((row) => (row.validator_warnings === null ? null : (JSON.parse(row.validator_warnings) as unknown)));
+    ).map((row) =>
+      row.validator_warnings === null ? null : (JSON.parse(row.validator_warnings) as unknown),
+    );
 
   beforeAll(async () => {
     await smtp.start();
@@ -86,7 +88,11 @@ describe("the validator's warnings reach the uploader and the reviewers", () => 
 
     for (const insider of [alice, boss]) {
       const [version] = await versionsOf(insider, id);
-      expect(version).toMatchObject({ version: '1.0.0', status: 'pending', warnings: [unbound('fetch_page')] });
+      expect(version).toMatchObject({
+        version: '1.0.0',
+        status: 'pending',
+        warnings: [unbound('fetch_page')],
+      });
     }
     const diff = dataOf(await as(boss).get(`${id}/versions/1.0.0/diff/`).expect(200));
     expect(diff.warnings).toEqual([unbound('fetch_page')]);
@@ -106,7 +112,8 @@ describe("the validator's warnings reach the uploader and the reviewers", () => 
     expect(JSON.stringify(rows)).not.toContain('fetch_page');
     // The uploader's own list is the owner view, as the contract has it.
     const mine = dataOf<Row[] | { plugins: Row[] }>(await as(alice).get('mine/').expect(200));
-    for (const row of Array.isArray(mine) ? mine : mine.plugins) expect(Object.keys(row).sort()).toEqual(OWNER_VIEW_KEYS);
+    for (const row of Array.isArray(mine) ? mine : mine.plugins)
+      expect(Object.keys(row).sort()).toEqual(OWNER_VIEW_KEYS);
   });
 
   it('keeps none for a plugin without warnings, and the warnings of each new version', async () => {
@@ -135,12 +142,18 @@ describe("the validator's warnings reach the uploader and the reviewers", () => 
     const names = [long, ...Array.from({ length: 59 }, (_, index) => `helper_${index}`)];
     const id = await uploaded('Many warnings', warned(names, 'Many warnings'));
     const [version] = await versionsOf(alice, id);
-    const warnings = version.warnings as Array<{ rule: string; message: string; line: number; column: number }>;
+    const warnings = version.warnings as Array<{
+      rule: string;
+      message: string;
+      line: number;
+      column: number;
+    }>;
     expect(warnings).toHaveLength(51);
     const longMessage = unbound(long).message;
     expect(warnings[0]).toEqual({ ...unbound(long), message: `${longMessage.slice(0, 199)}…` });
     expect(Array.from(warnings[0].message)).toHaveLength(200);
-    for (let index = 1; index < 50; index++) expect(warnings[index]).toEqual(unbound(`helper_${index - 1}`, index));
+    for (let index = 1; index < 50; index++)
+      expect(warnings[index]).toEqual(unbound(`helper_${index - 1}`, index));
     expect(warnings[50]).toEqual({
       rule: 'too-large',
       message: '10 more warnings are not listed',
@@ -153,7 +166,9 @@ describe("the validator's warnings reach the uploader and the reviewers", () => 
     const id = await uploaded('Rechecked plugin', warned(['read_banner'], 'Rechecked'));
     await readThenApprove(t, boss.token, id).expect(200);
     // As a version uploaded before warnings were kept: none stored, and no verdict of these rules.
-    await t.dataSource.query('UPDATE plugin_versions SET validator_warnings = NULL WHERE plugin_id = ?', [id]);
+    await t.dataSource.query('UPDATE plugin_versions SET validator_warnings = NULL WHERE plugin_id = ?', [
+      id,
+    ]);
     await t.dataSource.query('DELETE FROM plugin_rechecks WHERE plugin_id = ?', [id]);
     expect((await versionsOf(alice, id))[0].warnings).toBeNull();
     expect(dataOf(await as(boss).get(`${id}/versions/1.0.0/diff/`).expect(200)).warnings).toBeNull();
