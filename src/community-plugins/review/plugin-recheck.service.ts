@@ -1,7 +1,13 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Clock } from '../../common/clock';
 import { StartupWork } from '../../common/startup-work';
-import { isNoVerdict, keptWarnings, RULES_VERSION, ValidatorBusyError, ValidatorPool } from '../../plugin-validator';
+import {
+  isNoVerdict,
+  keptWarnings,
+  RULES_VERSION,
+  ValidatorBusyError,
+  ValidatorPool,
+} from '../../plugin-validator';
 import { PluginVersionsRepository } from '../shared/plugin-versions.repository';
 import { PluginStorage, sha256Hex } from '../files/plugin-storage';
 import { PluginRechecksRepository } from './plugin-rechecks.repository';
