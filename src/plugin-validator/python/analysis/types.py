@@ -96,7 +96,8 @@ class Typing:
         if kind is ast.Name:
             return self.name_type(node.id, self.node_scope[id(node)])
         if kind is ast.Attribute:
-            atoms = self.type_of(node.value)
+            value = node.value
+            atoms = self.types_cache.get(id(value)) or self.type_of(value)
             if len(atoms) == 1:
                 for atom in atoms:
                     return member(atom, node.attr)[0] or UNKNOWN
@@ -105,7 +106,8 @@ class Typing:
                 result |= member(atom, node.attr)[0]
             return frozenset(result) or UNKNOWN
         if kind is ast.Call:
-            atoms = self.type_of(node.func)
+            func = node.func
+            atoms = self.types_cache.get(id(func)) or self.type_of(func)
             if len(atoms) == 1:
                 for atom in atoms:
                     return self.call_result(atom) or UNKNOWN
@@ -141,16 +143,7 @@ class Typing:
     def call_result(self, atom):
         if atom.startswith('OC:'):
             return frozenset(['OI:' + atom[3:]])
-        if atom in ('N', 'X'):
-            return frozenset([atom])
-        entry = library_entry(atom)
-        if entry is None:
-            return UNKNOWN
-        if 'class' in entry:
-            return atoms_of(entry['class'])
-        if 'returns' in entry:
-            return SUPER if entry['returns'] == 'super' else atoms_of(entry['returns'])
-        return UNKNOWN
+        return library_call_result(atom)
 
     # --- names --------------------------------------------------------------------------------
 
@@ -283,6 +276,21 @@ class Typing:
             return frozenset(result)
         # A loop, comprehension or unpacking target, `+=`, an except or match capture.
         return UNKNOWN
+
+
+@functools.lru_cache(maxsize=4096)  # bounded: the atoms other than the plugin's own classes are the table's
+def library_call_result(atom):
+    """What calling a value of type `atom` gives, for every atom but a class of the plugin ('OC:')."""
+    if atom in ('N', 'X'):
+        return frozenset([atom])
+    entry = library_entry(atom)
+    if entry is None:
+        return UNKNOWN
+    if 'class' in entry:
+        return atoms_of(entry['class'])
+    if 'returns' in entry:
+        return SUPER if entry['returns'] == 'super' else atoms_of(entry['returns'])
+    return UNKNOWN
 
 
 @functools.lru_cache(maxsize=4096)  # bounded: the worker lives on, and attribute names are the uploader's

@@ -17,7 +17,7 @@ EXPRESSIONS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.IfExp, ast.
 class FlowsRules:
     @checks(*EXPRESSIONS)
     def check_flow(self, node, scope):
-        atoms = self.type_of(node)
+        atoms = self.types_cache.get(id(node)) or self.type_of(node)
         restricted = self.restricted_types.get(atoms)
         if restricted is None:
             restricted = self.restricted_types[atoms] = any(
