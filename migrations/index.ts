@@ -24,6 +24,7 @@ import { FilesByDigest1763705000000 } from './1763705000000-FilesByDigest';
 import { CreatePersonalAccessTokens1763706000000 } from './1763706000000-CreatePersonalAccessTokens';
 import { LoginDetails1763707000000 } from './1763707000000-LoginDetails';
 import { CreateSecondFactor1763708000000 } from './1763708000000-CreateSecondFactor';
+import { PluginVersionWarnings1763709000000 } from './1763709000000-PluginVersionWarnings';
 
 /** Every migration, oldest first. Listed by hand so the same list runs from src and dist. */
 export const migrations = [
@@ -53,4 +54,5 @@ export const migrations = [
   CreatePersonalAccessTokens1763706000000,
   LoginDetails1763707000000,
   CreateSecondFactor1763708000000,
+  PluginVersionWarnings1763709000000,
 ];

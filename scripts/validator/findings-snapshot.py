@@ -8,7 +8,7 @@ Runs ANALYSER (default src/plugin-validator/python/analyser.py) as the pool runs
 test/fixtures/plugins), then asks it for the differential test's view of all of them, and writes
 everything to OUT.json. A refactoring is behaviour-preserving on those files when the snapshot
 taken before and the one taken after are byte-identical (`cmp before.json after.json`): the same
-rules, messages, lines and columns, in the same order. The budget is raised to 60 s so that a
+rules, messages, lines and columns, in the same order, warnings included. The budget is raised to 60 s so that a
 loaded machine does not turn a finding into `analysis-too-slow`.
 """
 import base64
@@ -33,7 +33,10 @@ def main(out, analyser=None, *dirs):
             sources.append(base64.b64encode(handle.read()).decode())
         worker.stdin.write(json.dumps({'id': index, 'source': sources[-1], 'budget_ms': 60_000}) + '\n')
         worker.stdin.flush()
-        result['files'][os.path.relpath(path, ROOT)] = json.loads(worker.stdout.readline())['violations']
+        answer = json.loads(worker.stdout.readline())
+        result['files'][os.path.relpath(path, ROOT)] = answer['violations']
+        if answer.get('warnings'):
+            result.setdefault('warnings', {})[os.path.relpath(path, ROOT)] = answer['warnings']
     worker.stdin.write(json.dumps({'id': -1, 'view': sources}) + '\n')
     worker.stdin.flush()
     result['views'] = json.loads(worker.stdout.readline())['views']

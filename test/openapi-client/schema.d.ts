@@ -1424,6 +1424,8 @@ export interface components {
             reviewed_at?: string | null;
             /** @description Admins: each approval so far */
             approvals?: components["schemas"]["VersionApprovalView"][];
+            /** @description Uploader and admins: what the validator warns about in this version, which it accepted (`unbound-name`: a name the code reads and never binds raises NameError there), as its upload or the last re-check of the rules found it; empty when none, null for a version uploaded before warnings were kept */
+            warnings?: components["schemas"]["FindingView"][] | null;
         };
         VersionList: {
             plugin_id: number;
@@ -1462,6 +1464,8 @@ export interface components {
             approximate: boolean;
             /** @description Validator findings of this version that the base version does not have */
             new_findings: components["schemas"]["FindingView"][];
+            /** @description The validator's warnings on this version, kept with it (see the versions list's `warnings`); null for a version uploaded before warnings were kept */
+            warnings: components["schemas"]["FindingView"][] | null;
             /** @description The newest test-run of this version, if any (its report: `GET .../test-run/`): the first of `test_runs` */
             test_run?: {
                 id: number;

@@ -63,6 +63,16 @@ export class PluginVersionView {
 
   @ApiPropertyOptional({ type: [VersionApprovalView], description: 'Admins: each approval so far' })
   approvals?: VersionApprovalView[];
+
+  @ApiPropertyOptional({
+    type: () => [FindingView],
+    nullable: true,
+    description:
+      'Uploader and admins: what the validator warns about in this version, which it accepted (`unbound-name`: ' +
+      'a name the code reads and never binds raises NameError there), as its upload or the last re-check of the ' +
+      'rules found it; empty when none, null for a version uploaded before warnings were kept',
+  })
+  warnings?: FindingView[] | null;
 }
 
 export class VersionList {
@@ -122,6 +132,15 @@ export class VersionDiff {
     description: 'Validator findings of this version that the base version does not have',
   })
   new_findings!: FindingView[];
+
+  @ApiProperty({
+    type: [FindingView],
+    nullable: true,
+    description:
+      "The validator's warnings on this version, kept with it (see the versions list's `warnings`); null for a " +
+      'version uploaded before warnings were kept',
+  })
+  warnings!: FindingView[] | null;
 
   // Inline, not a $ref: a nullable $ref is not nullable in OpenAPI 3.0.
   @ApiProperty({

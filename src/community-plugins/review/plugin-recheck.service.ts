@@ -1,7 +1,14 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Clock } from '../../common/clock';
 import { StartupWork } from '../../common/startup-work';
-import { isNoVerdict, RULES_VERSION, ValidatorBusyError, ValidatorPool } from '../../plugin-validator';
+import {
+  isNoVerdict,
+  keptWarnings,
+  RULES_VERSION,
+  ValidatorBusyError,
+  ValidatorPool,
+} from '../../plugin-validator';
+import { PluginVersionsRepository } from '../shared/plugin-versions.repository';
 import { PluginStorage, sha256Hex } from '../files/plugin-storage';
 import { PluginRechecksRepository } from './plugin-rechecks.repository';
 
@@ -40,6 +47,7 @@ export class PluginRecheckService implements OnApplicationBootstrap, BeforeAppli
     private readonly pool: ValidatorPool,
     private readonly clock: Clock,
     private readonly startupWork: StartupWork,
+    private readonly versions: PluginVersionsRepository,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -97,8 +105,11 @@ export class PluginRecheckService implements OnApplicationBootstrap, BeforeAppli
         continue;
       }
       let findings;
+      let warnings;
       try {
-        findings = (await this.pool.validate(content, RECHECK_QUEUE_OWNER)).violations;
+        const result = await this.pool.validate(content, RECHECK_QUEUE_OWNER);
+        findings = result.violations;
+        warnings = keptWarnings(result.warnings);
       } catch (error) {
         // Uploads fill the pool's queue: this plugin and the rest wait for the next pass.
         if (!(error instanceof ValidatorBusyError)) throw error;
@@ -112,6 +123,9 @@ export class PluginRecheckService implements OnApplicationBootstrap, BeforeAppli
         { pluginId: plugin.id, rulesVersion: RULES_VERSION, sha256: plugin.sha256, findings },
         this.clock.now(),
       );
+      // The served version's warnings as these rules give them (none when it is flagged: a
+      // refusal carries its findings only, shown as the re-check's).
+      await this.versions.setWarnings(plugin.id, plugin.sha256, warnings);
       checked += 1;
       if (findings.length > 0) flagged += 1;
     }

@@ -84,7 +84,11 @@ export class PluginVersionsService {
           changelog: row.changelog,
           created_at: row.createdAt.toISOString(),
         };
-        if (insider) view.rejection_reason = row.rejectionReason;
+        if (insider) {
+          view.rejection_reason = row.rejectionReason;
+          // What the validator warns about: the uploader's and reviewers' only, it may hint at the code.
+          view.warnings = shownWarnings(row.validatorWarnings);
+        }
         if (caller.isAdmin) {
           view.user_id = row.userId;
           view.reviewed_by_user_id = row.reviewedByUserId;
@@ -138,6 +142,7 @@ export class PluginVersionsService {
       }),
       approximate: pair.approximate,
       new_findings: pair.newFindings,
+      warnings: shownWarnings(version.validatorWarnings),
       test_run: testRunMention(runs[0]),
       test_runs: runs,
     };
@@ -193,3 +198,7 @@ export class PluginVersionsService {
 
 /** A finding is the same in both versions when its rule and message are: lines move between versions. */
 const findingKey = (finding: Violation) => `${finding.rule}\u0000${finding.message}`;
+
+/** A version's kept warnings as views show them: each finding's four fields. */
+const shownWarnings = (warnings: Violation[] | null): Violation[] | null =>
+  warnings?.map(({ rule, message, line, column }) => ({ rule, message, line, column })) ?? null;

@@ -1,6 +1,7 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import { VERSION_MAX_LENGTH } from './plugin-constants';
 import type { PluginStatus } from './plugin-constants';
+import type { Violation } from '../../plugin-validator';
 
 /**
  * One version of a plugin: immutable bytes in a file of its own (written and synced before
@@ -46,4 +47,12 @@ export class PluginVersion {
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
+
+  /**
+   * The validator's warnings on these bytes (an accepted file only: `unbound-name`, ...), from its
+   * upload or the last re-check of the rules; null when never kept (versions older than them).
+   * Shown to the uploader and admins, never in a public view.
+   */
+  @Column({ name: 'validator_warnings', type: 'simple-json', nullable: true })
+  validatorWarnings!: Violation[] | null;
 }

@@ -5,6 +5,7 @@ import { EntityManager, Repository } from 'typeorm';
 import { DateUtils } from 'typeorm/util/DateUtils';
 import { firstVersions } from '../../../migrations/1763692000000-PluginLifecycle';
 import { PluginVersion } from './plugin-version.entity';
+import type { Violation } from '../../plugin-validator';
 
 export interface VersionApproval {
   user_id: number;
@@ -44,6 +45,11 @@ export class PluginVersionsRepository {
     review: Pick<PluginVersion, 'status' | 'reviewedByUserId' | 'reviewedAt' | 'rejectionReason'>,
   ): Promise<void> {
     await manager.update(PluginVersion, { id }, review);
+  }
+
+  /** The validator's warnings on the version of these bytes (a re-check of the rules found them again). */
+  async setWarnings(pluginId: number, sha256: string, warnings: Violation[]): Promise<void> {
+    await this.versions.manager.update(PluginVersion, { pluginId, sha256 }, { validatorWarnings: warnings });
   }
 
   async approvalsOf(versionIds: number[]): Promise<Array<{ versionId: number; userId: number; at: Date }>> {

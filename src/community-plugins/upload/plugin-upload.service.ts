@@ -26,7 +26,8 @@ import {
 } from './upload-answers';
 import { PluginsRepository } from '../shared/plugins.repository';
 import type { UserPlugin } from '../shared/user-plugin.entity';
-import { ValidatorBusyError, ValidatorPool } from '../../plugin-validator';
+import { keptWarnings, ValidatorBusyError, ValidatorPool } from '../../plugin-validator';
+import type { Violation } from '../../plugin-validator';
 import { AuditLog } from '../../audit/audit-log.service';
 import { pluginNotFound } from '../shared/plugin-lookup';
 import type { PluginVersion } from '../shared/plugin-version.entity';
@@ -65,13 +66,7 @@ export class PluginUploadService {
     if (!checked.ok) throw invalidMetadata(HttpStatus.BAD_REQUEST, checked.errors);
     const metadata = checked.metadata;
     if (await this.plugins.nameTaken(metadata.name)) throw nameExists();
-    const verdict = await this.validator
-      .validate(file.buffer, String(uploader.id))
-      .catch((error: unknown) => {
-        if (error instanceof ValidatorBusyError) throw validatorBusy();
-        throw error;
-      });
-    if (!verdict.ok) throw failedValidation(verdict.violations);
+    const warnings = await this.checkSource(uploader, file);
 
     const now = this.clock.now();
     const plugin = this.plugins.create({
@@ -124,6 +119,7 @@ export class PluginUploadService {
               reviewedAt: null,
               rejectionReason: null,
               createdAt: now,
+              validatorWarnings: warnings,
             });
             await this.audit.append(manager, {
               actor: 'user',
@@ -170,7 +166,7 @@ export class PluginUploadService {
     if (!checked.ok) throw invalidMetadata(HttpStatus.BAD_REQUEST, checked.errors);
     const { version, changelog } = checked;
     this.checkVersionOrder(plugin, await this.versions.ofPlugin(plugin.id), version);
-    await this.checkSource(uploader, file);
+    const warnings = await this.checkSource(uploader, file);
 
     const now = this.clock.now();
     const sha256 = sha256Hex(file.buffer);
@@ -195,6 +191,7 @@ export class PluginUploadService {
               reviewedAt: null,
               rejectionReason: null,
               createdAt: now,
+              validatorWarnings: warnings,
             });
             // An approved plugin keeps serving its approved version while this one waits;
             // one never approved now shows its newest version.
@@ -255,8 +252,11 @@ export class PluginUploadService {
     }
   }
 
-  /** The static validator, one refusal shape for uploads and new versions (422 with the findings). */
-  private async checkSource(uploader: AuthUser, file: UploadedPluginFile): Promise<void> {
+  /**
+   * The static validator, one refusal shape for uploads and new versions (422 with the findings);
+   * an accepted file's warnings, kept with its version.
+   */
+  private async checkSource(uploader: AuthUser, file: UploadedPluginFile): Promise<Violation[]> {
     const verdict = await this.validator
       .validate(file.buffer, String(uploader.id))
       .catch((error: unknown) => {
@@ -264,6 +264,7 @@ export class PluginUploadService {
         throw error;
       });
     if (!verdict.ok) throw failedValidation(verdict.violations);
+    return keptWarnings(verdict.warnings);
   }
 
   /** 409 once the uploader has as many plugins waiting for review as PLUGIN_MAX_PENDING_PER_USER allows. */

@@ -58,12 +58,14 @@ def serve():
         else:
             budget_ms = request.get('budget_ms')
             budget_s = budget_ms / 1000 if isinstance(budget_ms, (int, float)) and budget_ms > 0 else DEFAULT_BUDGET_S
-            violations, warnings = analyse(base64.b64decode(request['source']), budget_s)
+            garbage = []
+            violations, warnings = analyse(base64.b64decode(request['source']), budget_s, garbage)
             answer = {'id': request['id'], 'violations': violations}
             if warnings:
                 answer['warnings'] = warnings
         out.write(json.dumps(answer) + '\n')
         out.flush()
+        garbage = answer = None  # the plugin's tree and facts are freed once it is answered
 
 
 if __name__ == '__main__':

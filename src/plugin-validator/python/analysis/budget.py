@@ -19,17 +19,19 @@ def out_of_time(signum, frame):
     raise AnalysisTooSlow()
 
 
-def analyse(raw, budget_s=DEFAULT_BUDGET_S):
+def analyse(raw, budget_s=DEFAULT_BUDGET_S, keep=None):
     """The violations and warnings for one plugin's bytes, each sorted; never raises.
 
     The budget is CPU time (ITIMER_PROF: user and system time of this process), so a niced worker
-    on a busy machine is not refused for the time it waited for the CPU."""
+    on a busy machine is not refused for the time it waited for the CPU. With `keep` (a list), the
+    tree and the analyser are put there instead of freed: the worker frees them after it has
+    answered, so the uploader does not wait for the freeing of a large plugin's objects."""
     findings = Findings()
     signal.signal(signal.SIGPROF, out_of_time)
     signal.setitimer(signal.ITIMER_PROF, budget_s)
     try:
         try:
-            analyse_into(raw, findings)
+            analyse_into(raw, findings, keep)
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
             # An alarm that fired just before it was disarmed must not raise after this point.
@@ -43,7 +45,7 @@ def analyse(raw, budget_s=DEFAULT_BUDGET_S):
     return to_violations(findings.items, raw), to_violations(findings.warnings, raw)
 
 
-def analyse_into(raw, findings):
+def analyse_into(raw, findings, keep=None):
     try:
         text = check_bytes(raw, findings)
         if text is not None:
@@ -51,6 +53,8 @@ def analyse_into(raw, findings):
             if tree is not None:
                 check_identifiers(tree, raw, findings)
                 analyser = Analyser(tree, findings)
+                if keep is not None:
+                    keep.append(analyser)
                 analyser.collect()
                 if not analyser.needs_symtable or symtable_accepts(text, findings):
                     analyser.check()

@@ -42,9 +42,9 @@ class Analyser(ScopeBuilder, Resolution, Typing, SyntaxRules, NamesRules, Attrib
         self.name_types = {}  # (name, id(scope)) -> its type
         self.binding_types = {}  # id(binding) -> the type it binds
         self.partial_types = {}  # names being typed -> their type so far (types.py, name_type)
+        self.round_types = None  # the types computed in the current round of a name's fixpoint (types.py)
         self.hit_names = set()
         self.cycle_hits = 0
-        self.imported_cache = {}
         self.guard_cache = {}  # the isinstance guards of a def or an `and` chain (narrowing.py)
         self.positions_cache = {}
         self.restricted_types = {}  # type -> whether flows.py restricts its use

@@ -77,9 +77,12 @@ class Scope:
         self.flags = {}  # name -> DEF_* bits
         self.method_of = None  # the ClassDef when this function is defined directly in a class body
         self.enclosing_bound = None  # the names enclosing functions bind for this block (lazy)
+        self.imported = set()  # the names an import binds here (names.py: no rebinding of them)
 
     def bind(self, name, binding):
         self.bindings.setdefault(name, []).append(binding)
+        if binding.kind == 'import':
+            self.imported.add(name)
 
     def flag(self, name, bit):
         self.flags[name] = self.flags.get(name, 0) | bit
@@ -140,11 +143,43 @@ class Meaning:
         self.scope = scope
 
 
-# The children of each node type, without the shared Load/Store/Del context objects.
-AST_TYPES = [cls for cls in vars(ast).values() if isinstance(cls, type) and issubclass(cls, ast.AST)]
+# The children of each node type, without the shared Load/Store/Del context objects, and only
+# the fields that can hold a node: each class's ASDL signature (its __doc__, as
+# `Name(identifier id, expr_context ctx)`) says which are identifiers, strings, ints or constants.
 # (Operators are shared singletons like the contexts, and no rule reads them.) Last field first.
-CHILD_FIELDS = {cls: tuple(reversed([field for field in cls._fields if field not in ('ctx', 'op', 'ops')]))
-                for cls in AST_TYPES}
+AST_TYPES = [cls for cls in vars(ast).values() if isinstance(cls, type) and issubclass(cls, ast.AST)]
+SCALAR_FIELD_TYPES = frozenset(['identifier', 'string', 'int', 'constant'])
+SKIPPED_FIELD_TYPES = frozenset(['expr_context', 'boolop', 'operator', 'unaryop', 'cmpop'])
+
+
+def declared_field_types(cls):
+    """field -> its ASDL type (without `?`/`*`), from the class's signature, or {} when it has none."""
+    doc = cls.__doc__ or ''
+    if not doc.startswith(cls.__name__ + '(') or not doc.endswith(')'):
+        return {}
+    declared = {}
+    for part in doc[len(cls.__name__) + 1:-1].split(','):
+        words = part.split()
+        if len(words) == 2:
+            declared[words[1]] = words[0].rstrip('?*')
+    return declared
+
+
+def node_fields(cls):
+    declared = declared_field_types(cls)
+    fields = []
+    for field in cls._fields:
+        kind = declared.get(field)
+        if field in ('ctx', 'op', 'ops') or kind in SKIPPED_FIELD_TYPES or kind in SCALAR_FIELD_TYPES:
+            continue  # never a node: nothing to walk
+        fields.append(field)  # a node, a list of nodes, or (undeclared) checked at the walk
+    return tuple(reversed(fields))
+
+
+CHILD_FIELDS = {cls: node_fields(cls) for cls in AST_TYPES}
+# The node types the first pass does more for than record and descend (Name's stores, scopes,
+# bindings, the constructs symtable judges, a comprehension's split scopes).
+SPECIAL_TYPES = SCOPE_TYPES | BINDING_TYPES | SYMTABLE_ERROR_TYPES | frozenset([ast.comprehension])
 
 
 class ScopeBuilder:
@@ -153,10 +188,11 @@ class ScopeBuilder:
         tree = self.tree
         stack = [(tree, None, self.module_scope, 0)]
         parents, node_scope, order = self.parents, self.node_scope, self.order
-        fields_of, node_type, push = CHILD_FIELDS, ast.AST, stack.append
+        fields_of, node_type, push, pop = CHILD_FIELDS, ast.AST, stack.append, stack.pop
+        special, name_type, load, limit = SPECIAL_TYPES, ast.Name, ast.Load, MAX_NESTING_DEPTH + 1
         while stack:
-            node, parent, scope, depth = stack.pop()
-            if depth > MAX_NESTING_DEPTH + 1:
+            node, parent, scope, depth = pop()
+            if depth > limit:
                 # The module and the first statement are not nesting: a body's first list is level 1.
                 raise DepthError(node)
             key = id(node)
@@ -164,30 +200,37 @@ class ScopeBuilder:
             node_scope[key] = scope
             order.append(node)
             kind = type(node)
+            if kind is name_type:
+                if type(node.ctx) is not load:
+                    self.collect_bindings(node, scope, scope)
+                continue  # a Name has no children
+            fields = fields_of[kind]
             inner = scope
-            if kind in SCOPE_TYPES and node is not tree:
-                inner = self.enter(node, scope)
-            if kind in BINDING_TYPES:
-                self.collect_bindings(node, scope, inner)
-            if kind in SYMTABLE_ERROR_TYPES:
-                self.needs_symtable = True
-            depth += 1
-            if inner is scope and kind is not ast.comprehension:
-                # Pushed last field first, so that `order` is the tree in pre-order.
-                for field in fields_of[kind]:
-                    value = getattr(node, field)
-                    if type(value) is list:
-                        for item in reversed(value):
+            if kind in special:
+                if kind in SCOPE_TYPES and node is not tree:
+                    inner = self.enter(node, scope)
+                if kind in BINDING_TYPES:
+                    self.collect_bindings(node, scope, inner)
+                if kind in SYMTABLE_ERROR_TYPES:
+                    self.needs_symtable = True
+                if inner is not scope or kind is ast.comprehension:
+                    depth += 1
+                    for field in fields:
+                        value = getattr(node, field)
+                        for item in (reversed(value) if type(value) is list else (value,)):
                             if isinstance(item, node_type):
-                                push((item, node, scope, depth))
-                    elif isinstance(value, node_type):
-                        push((value, node, scope, depth))
-            else:
-                for field in fields_of[kind]:
-                    value = getattr(node, field)
-                    for item in (reversed(value) if type(value) is list else (value,)):
+                                push((item, node, self.child_scope(node, item, scope, inner), depth))
+                    continue
+            depth += 1
+            # Pushed last field first, so that `order` is the tree in pre-order.
+            for field in fields:
+                value = getattr(node, field)
+                if type(value) is list:
+                    for item in reversed(value):
                         if isinstance(item, node_type):
-                            push((item, node, self.child_scope(node, item, scope, inner), depth))
+                            push((item, node, scope, depth))
+                elif isinstance(value, node_type):
+                    push((value, node, scope, depth))
 
     def child_scope(self, node, child, outer, inner):
         """Decorators, defaults, annotations, bases and a comprehension's first iterable are

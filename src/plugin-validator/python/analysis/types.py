@@ -31,8 +31,11 @@ CONSTANT_TYPES = {str: 'T:str', bytes: 'T:bytes', int: 'T:int', float: 'T:float'
 DISPLAY_TYPES = {ast.List: 'T:list', ast.ListComp: 'T:list', ast.Tuple: 'T:tuple', ast.Dict: 'T:dict',
                  ast.DictComp: 'T:dict', ast.Set: 'T:set', ast.SetComp: 'T:set', ast.JoinedStr: 'T:str',
                  ast.Compare: 'T:bool', ast.Lambda: 'OF'}
+CONSTANT_ATOMS = {kind: frozenset([atom]) for kind, atom in CONSTANT_TYPES.items()}
+DISPLAY_ATOMS = {kind: frozenset([atom]) for kind, atom in DISPLAY_TYPES.items()}
 
 
+@functools.lru_cache(maxsize=None)  # the specs are the table's: a bounded set
 def atoms_of(spec):
     """'re.Match|None' -> {'T:re.Match', 'T:None'}; '?' -> unknown."""
     if spec == '?':
@@ -51,9 +54,15 @@ def entry_atoms(qual, entry):
     return frozenset(['F:' + qual])
 
 
-@functools.lru_cache(maxsize=None)
 def library_entry(atom):
     """The table entry of a 'F:' or 'B:' atom, or None."""
+    if atom[:2] not in ('F:', 'B:'):
+        return None  # the plugin's own classes and the rest: not cached (their ids are per plugin)
+    return table_entry(atom)
+
+
+@functools.lru_cache(maxsize=4096)  # bounded: attribute names in the atoms are the uploader's
+def table_entry(atom):
     if atom.startswith('F:'):
         module, _, name = atom[2:].rpartition('.')
         if module == 'builtins':
@@ -78,26 +87,38 @@ class Typing:
             known = self.compute_type(node)
             if hits == self.cycle_hits:  # not computed from a name still being typed
                 self.types_cache[key] = known
+            elif self.round_types is not None:
+                self.round_types[key] = known  # kept if this round turns out to be the fixpoint's last
         return known
 
     def compute_type(self, node):
         kind = type(node)
-        if kind is ast.Constant:
-            return frozenset([CONSTANT_TYPES.get(type(node.value), '?')])
-        if kind in DISPLAY_TYPES:
-            return frozenset([DISPLAY_TYPES[kind]])
         if kind is ast.Name:
             return self.name_type(node.id, self.node_scope[id(node)])
         if kind is ast.Attribute:
+            value = node.value
+            atoms = self.types_cache.get(id(value)) or self.type_of(value)
+            if len(atoms) == 1:
+                for atom in atoms:
+                    return member(atom, node.attr)[0] or UNKNOWN
             result = set()
-            for atom in self.type_of(node.value):
-                result |= self.member(atom, node.attr)[0]
+            for atom in atoms:
+                result |= member(atom, node.attr)[0]
             return frozenset(result) or UNKNOWN
         if kind is ast.Call:
+            func = node.func
+            atoms = self.types_cache.get(id(func)) or self.type_of(func)
+            if len(atoms) == 1:
+                for atom in atoms:
+                    return self.call_result(atom) or UNKNOWN
             result = set()
-            for atom in self.type_of(node.func):
+            for atom in atoms:
                 result |= self.call_result(atom)
             return frozenset(result) or UNKNOWN
+        if kind is ast.Constant:
+            return CONSTANT_ATOMS.get(type(node.value), UNKNOWN)
+        if kind in DISPLAY_TYPES:
+            return DISPLAY_ATOMS[kind]
         if kind is ast.BinOp:
             # A str template on the left gives a str (`+`, `%`); other operands may give anything.
             left = node.left
@@ -122,16 +143,7 @@ class Typing:
     def call_result(self, atom):
         if atom.startswith('OC:'):
             return frozenset(['OI:' + atom[3:]])
-        if atom in ('N', 'X'):
-            return frozenset([atom])
-        entry = library_entry(atom)
-        if entry is None:
-            return UNKNOWN
-        if 'class' in entry:
-            return atoms_of(entry['class'])
-        if 'returns' in entry:
-            return SUPER if entry['returns'] == 'super' else atoms_of(entry['returns'])
-        return UNKNOWN
+        return library_call_result(atom)
 
     # --- names --------------------------------------------------------------------------------
 
@@ -147,8 +159,10 @@ class Typing:
             return partial[key]
         partial[key] = frozenset()
         hits = self.cycle_hits
+        enclosing = self.round_types
         for _ in range(MAX_ROUNDS):
             self.hit_names.discard(key)
+            self.round_types = {}
             result = set()
             meanings = self.meanings(name, scope)
             bound = [m for m in meanings if m.kind != 'undefined']
@@ -156,17 +170,29 @@ class Typing:
             for meaning in bound or meanings:
                 result |= self.meaning_type(name, meaning)
             result = frozenset(result)
-            if key not in self.hit_names or result == partial[key]:
+            if key not in self.hit_names:
+                last = self.round_types  # the name did not depend on itself in this round
+                break
+            if result == partial[key]:
+                # The fixpoint: this round read the name as what it is; unless the empty type
+                # becomes NEVER below, what this round computed is what it would compute again.
+                last = self.round_types if result else None
                 break
             partial[key] = result
         else:
             result = TOP
+            last = None
+        self.round_types = enclosing
         del partial[key]
         self.hit_names.discard(key)
         result = result or NEVER
         if not any(hit in partial for hit in self.hit_names):
             self.name_types[key] = result
             self.cycle_hits = hits  # settled: what is computed from it may be kept
+            if last:
+                self.types_cache.update(last)
+        elif last and enclosing is not None:
+            enclosing.update(last)  # still computed from an outer name being typed: kept with its round
         return result
 
     def meaning_type(self, name, meaning):
@@ -250,6 +276,21 @@ class Typing:
             return frozenset(result)
         # A loop, comprehension or unpacking target, `+=`, an except or match capture.
         return UNKNOWN
+
+
+@functools.lru_cache(maxsize=4096)  # bounded: the atoms other than the plugin's own classes are the table's
+def library_call_result(atom):
+    """What calling a value of type `atom` gives, for every atom but a class of the plugin ('OC:')."""
+    if atom in ('N', 'X'):
+        return frozenset([atom])
+    entry = library_entry(atom)
+    if entry is None:
+        return UNKNOWN
+    if 'class' in entry:
+        return atoms_of(entry['class'])
+    if 'returns' in entry:
+        return SUPER if entry['returns'] == 'super' else atoms_of(entry['returns'])
+    return UNKNOWN
 
 
 @functools.lru_cache(maxsize=4096)  # bounded: the worker lives on, and attribute names are the uploader's

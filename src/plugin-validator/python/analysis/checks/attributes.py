@@ -6,6 +6,7 @@ import string
 
 from ..common import is_dunder, is_private
 from ..registry import checks
+from ..types import member
 from ..table import (
     DUNDER_METHODS, PLAIN_FIELD, PROPERTY_PARTS, RESERVED_ATTRIBUTES, RESERVED_PREFIXES, TEMPLATE_METHODS, UNTYPED)
 
@@ -39,13 +40,15 @@ class AttributesRules:
     @checks(ast.Attribute)
     def check_attribute(self, node, scope):
         attr = node.attr
-        if is_dunder(attr):
+        if attr[0] != '_':
+            pass
+        elif is_dunder(attr):
             if not (attr in DUNDER_METHODS and self.type_of(node.value) == {'S'}
                     and isinstance(self.parent(node), ast.Call) and self.parent(node).func is node):
                 self.report('dunder-access', "Dunder attribute '%s' is outside the plugin profile: call the "
                             'operation instead (str(x), len(x), x == y, ...)' % attr, node)
             return
-        if is_private(attr):
+        elif is_private(attr):
             self.report('private-access', "Attribute '%s' starts with '_': the profile has no private attributes; "
                         'name it %s' % (attr, attr.lstrip('_') or 'without the underscore'), node)
             return
@@ -62,11 +65,12 @@ class AttributesRules:
                             'set attributes on self in a method, or on an object built with C(...) in the same '
                             'function' % attr, node)
             return
-        parent = self.parent(node)
-        if (attr in PROPERTY_PARTS and isinstance(parent, ast.FunctionDef)
-                and id(node) in self.positions(parent.decorator_list)):
-            return  # `@title.setter`: judged with the method's decorators (classes.py)
-        for atom in sorted(self.type_of(node.value)):
+        if attr in PROPERTY_PARTS:
+            parent = self.parent(node)
+            if isinstance(parent, ast.FunctionDef) and id(node) in self.positions(parent.decorator_list):
+                return  # `@title.setter`: judged with the method's decorators (classes.py)
+        atoms = self.type_of(node.value)
+        for atom in (atoms if len(atoms) == 1 else sorted(atoms)):
             if self.check_member(node, atom):
                 return
 
@@ -81,7 +85,7 @@ class AttributesRules:
             return False
         if atom.startswith(('OI:', 'OC:')) or atom in ('S', 'N', 'T:None'):
             return False  # the plugin's own objects; on None (or a name never bound) the read raises
-        result, allowed = self.member(atom, attr)
+        result, allowed = member(atom, attr)
         if result:
             return False
         what = describe(atom)

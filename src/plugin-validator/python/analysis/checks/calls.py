@@ -22,7 +22,7 @@ class CallsRules:
                 [a.value if isinstance(a, ast.Starred) else a for a in node.args] + [k.value for k in node.keywords])):
             self.report('decoded-call', 'A decoded value is handed to a name the plugin never binds (only globals '
                         'injected at run time could supply it): call a function of the plugin', node)
-        for atom in sorted(callee):
+        for atom in (callee if len(callee) == 1 else sorted(callee)):
             if atom == 'F:builtins.super':
                 self.check_super(node, scope)
                 continue
@@ -34,8 +34,10 @@ class CallsRules:
                     self.report('library-call', '%s is used only as a decorator: write @%s above the def or class'
                                 % (callee_name(atom), callee_name(atom)), node)
                 continue
-            self.check_keywords(node, atom, entry)
-            for position, need in entry.get('resources', {}).items():
+            if node.keywords:
+                self.check_keywords(node, atom, entry)
+            resources = entry.get('resources')
+            for position, need in (resources.items() if resources else ()):
                 if need == 'requires':
                     self.check_required_resources(node, atom, int(position))
 

@@ -10,20 +10,21 @@ from ..types import library_entry
 from .calls import callee_name
 
 RESTRICTED_ATOMS = frozenset(['T:logging.Logger', 'T:owtf.Resources', 'T:dataclasses.Field', 'X'])
+LOAD = ast.Load()
 EXPRESSIONS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.IfExp, ast.BoolOp, ast.NamedExpr)
 
 
 class FlowsRules:
     @checks(*EXPRESSIONS)
     def check_flow(self, node, scope):
-        atoms = self.type_of(node)
+        atoms = self.types_cache.get(id(node)) or self.type_of(node)
         restricted = self.restricted_types.get(atoms)
         if restricted is None:
             restricted = self.restricted_types[atoms] = any(
                 atom.startswith(('M:', 'F:', 'B:')) or atom in RESTRICTED_ATOMS for atom in atoms)
-        if not restricted or not isinstance(getattr(node, 'ctx', ast.Load()), ast.Load):
+        if not restricted or not isinstance(getattr(node, 'ctx', LOAD), ast.Load):
             return
-        for atom in sorted(atoms):
+        for atom in (atoms if len(atoms) == 1 else sorted(atoms)):
             if atom.startswith('M:'):
                 if not self.is_object_of_attribute(node):
                     self.report('module-attribute', "Module %s used as a value: use its members (%s.name)"

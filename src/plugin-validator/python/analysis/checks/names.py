@@ -23,7 +23,7 @@ class NamesRules:
     @checks(ast.Name)
     def check_name(self, node, scope):
         name = node.id
-        if is_dunder(name):
+        if name[0] == '_' and is_dunder(name):
             if name in MODULE_METADATA and (isinstance(node.ctx, ast.Load) or scope is self.module_scope):
                 return  # `__version__ = "1.0"`: a plain module variable
             if name not in DUNDER_NAMES or not isinstance(node.ctx, ast.Load):
@@ -34,10 +34,10 @@ class NamesRules:
             self.check_binding(name, node, scope)
             return
         meanings = self.meanings(name, scope)
-        if any(m.kind == 'builtin' for m in meanings) and name in FORBIDDEN_BUILTINS:
+        if name in FORBIDDEN_BUILTINS and any(m.kind == 'builtin' for m in meanings):
             self.report('forbidden-name', "Builtin '%s' is outside the plugin profile: %s"
                         % (name, FORBIDDEN_INSTEAD.get(name, 'use the builtins the profile lists')), node)
-        elif all(m.kind == 'undefined' for m in meanings):
+        elif (not meanings or meanings[0].kind == 'undefined') and all(m.kind == 'undefined' for m in meanings):
             if name in sys.stdlib_module_names or is_private(name):
                 self.report('forbidden-import', "'%s' is never bound in the plugin and names a module or a private "
                             'global: only globals injected at run time could supply it; import what the profile '
@@ -47,7 +47,8 @@ class NamesRules:
                                '(import it or assign it first)' % name, node)
 
     def check_binding(self, name, node, scope):
-        self.check_unbindable(name, node)
+        if name in UNBINDABLE_BUILTINS:
+            self.check_unbindable(name, node)
         self.check_rebinds_import(name, node, scope)
 
     def check_unbindable(self, name, node):
@@ -74,16 +75,13 @@ class NamesRules:
 
     def check_rebinds_import(self, name, node, scope):
         """Binding a name the module imports, in any scope, hides the module there (`json = data`)."""
-        if name in self.imported_names(self.module_scope) or name in self.imported_names(scope):
+        if name in self.imported_names(self.module_scope) or scope is not self.module_scope and name in (
+                self.imported_names(scope)):
             self.report('module-tampering', "'%s' names an import: binding it again hides the module; choose "
                         'another name' % name, node)
 
     def imported_names(self, scope):
-        names = self.imported_cache.get(id(scope))
-        if names is None:
-            names = self.imported_cache[id(scope)] = frozenset(
-                name for name, bindings in scope.bindings.items() if any(b.kind == 'import' for b in bindings))
-        return names
+        return scope.imported
 
     @checks(ast.Global, ast.Nonlocal)
     def check_declaration(self, node, scope):
@@ -103,7 +101,8 @@ class NamesRules:
 
     @checks(ast.Constant)
     def check_dunder_string(self, node, scope):
-        if isinstance(node.value, str) and is_dunder(node.value) and node.value not in DUNDER_STRINGS:
+        value = node.value
+        if isinstance(value, str) and value[:2] == '__' and is_dunder(value) and value not in DUNDER_STRINGS:
             self.report('dunder-access', "The string %r is a dunder name: libraries turn such keys into attributes; "
                         'use a key of your own' % node.value, node)
 
