@@ -634,6 +634,60 @@ describe('wrong codes are guesses: the same limits as wrong passwords (RATE_LIMI
     expect([locked.status, locked.body]).toEqual([200, invalid]);
   });
 
+  it(`counts a wrong current password at enrolment as a failed login: ${PAIR_FAILURE_LIMIT.limit} per identifier and address shared with login, then 429; past the account's bound it locks`, async () => {
+    const t = app.t;
+    const nora = await signUpAs(t, app.smtp, 'nora');
+    const enrolFrom = (from: string, current_password: string) =>
+      post(
+        port,
+        '/api/v1/account/totp',
+        { current_password },
+        { localAddress: from, headers: { Authorization: `Bearer ${nora.token}` } },
+      );
+    const loginFrom = (from: string, password: string) =>
+      post(port, '/api/v1/login/', { emailOrUsername: nora.email, password }, { localAddress: from });
+    const half = PAIR_FAILURE_LIMIT.limit / 2;
+    const first = address();
+    for (let i = 0; i < half; i += 1) expect((await loginFrom(first, 'Wr0ng!pass')).body).toEqual(invalid);
+    // Sent at once, they cannot overrun the count.
+    const answers = await Promise.all(Array.from({ length: half + 3 }, () => enrolFrom(first, 'Wr0ng!pass')));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([
+      ...Array(half).fill(403),
+      ...Array(3).fill(429),
+    ]);
+    for (const answer of answers)
+      expect(answer.body).toEqual(
+        fail(answer.status === 403 ? LOGIN_MESSAGES.wrongCurrent : 'Too many requests'),
+      );
+    expect((await loginFrom(first, nora.password)).status).toBe(429);
+    // From elsewhere, the right password enrols.
+    expect((await enrolFrom(address(), nora.password)).status).toBe(201);
+
+    // The rest of the account's hour of failures, then the right password meets the lock.
+    for (
+      let done = PAIR_FAILURE_LIMIT.limit;
+      done < ACCOUNT_FAILURE_LIMIT.limit;
+      done += PAIR_FAILURE_LIMIT.limit
+    ) {
+      const from = address();
+      const batch = await Promise.all(
+        Array.from({ length: PAIR_FAILURE_LIMIT.limit }, () => enrolFrom(from, 'Wr0ng!pass')),
+      );
+      for (const answer of batch) expect(answer.body).toEqual(fail(LOGIN_MESSAGES.wrongCurrent));
+    }
+    const locked = await enrolFrom(address(), nora.password);
+    expect([locked.status, locked.body]).toEqual([403, fail(LOGIN_MESSAGES.locked)]);
+    expect((await loginFrom(address(), nora.password)).body).toEqual(invalid);
+    await t.deliverMail();
+    await app.smtp.until(
+      () =>
+        app.smtp.received.some(
+          (mail) => mail.to.includes(nora.email) && mail.subject === 'Your account is locked',
+        ),
+      () => 'no lock mail',
+    );
+  });
+
   it(`counts wrong codes on the signed-in routes per user: 50 at once get ${SECOND_FACTOR_FAILURE_LIMIT.limit} answers`, async () => {
     const t = app.t;
     const mia = await signUpAs(t, app.smtp, 'mia');

@@ -40,7 +40,9 @@ export class CurrentPassword {
   async check(caller: AuthUser, given: string, ip: string | undefined): Promise<User> {
     const read = await this.users.findById(caller.id);
     const generation = await this.users.loginGeneration(this.transactions.manager, caller.tokenHash);
-    if (!read || generation === null || generation !== read.credentialGeneration) {
+    // A login of an older generation than the account's is dead; a newer one was kept by a
+    // change (the second factor turned on with it) that committed between the two reads.
+    if (!read || generation === null || generation < read.credentialGeneration) {
       throw new ApiError(HttpStatus.UNAUTHORIZED, 'Unauthorized');
     }
     const guess = await this.guesses.take(read, ip);
