@@ -7,7 +7,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { databaseLabel } from '../database/database-label';
 import { Transactions } from '../database/transactions';
 import { mailJob } from '../mail/mail.service';
-import { OutboxJob } from '../outbox/outbox-job.entity';
+import { OutboxRepository } from '../outbox/outbox.repository';
 import { PASSWORD_RESET_PATH } from '../users/account-paths';
 import { identityKey } from '../users/identity-key';
 import { UsersRepository } from '../users/users.repository';
@@ -32,6 +32,7 @@ export class SecondFactorReset {
     private readonly transactions: Transactions,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly outbox: OutboxRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.database = databaseLabel(config.database);
@@ -53,7 +54,7 @@ export class SecondFactorReset {
         details: { email: email.trim() },
       });
       const now = this.clock.now();
-      await manager.insert(OutboxJob, mailJob(secondFactorResetMail(user.email, now, this.resetLink), now));
+      await this.outbox.insert(manager, mailJob(secondFactorResetMail(user.email, now, this.resetLink), now));
       return true;
     });
     return changed ? 'changed' : 'unchanged';

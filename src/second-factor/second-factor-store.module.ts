@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { OutboxJob } from '../outbox/outbox-job.entity';
+import { OutboxStoreModule } from '../outbox/outbox-store.module';
 import { UsersModule } from '../users/users.module';
 import { SecondFactorReset } from './second-factor-reset';
 import { SecondFactorRepository } from './second-factor.repository';
@@ -8,10 +8,10 @@ import { RecoveryCode, UserTotp } from './totp.entity';
 
 /**
  * The second factor's tables and svc-admin's reset: shared by the API and svc-admin (no HTTP, no
- * limits). The outbox's table too: the reset queues the owner's mail there.
+ * limits). The reset queues the owner's mail in the outbox's table.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([UserTotp, RecoveryCode, OutboxJob]), UsersModule],
+  imports: [TypeOrmModule.forFeature([UserTotp, RecoveryCode]), UsersModule, OutboxStoreModule],
   providers: [SecondFactorRepository, SecondFactorReset],
   exports: [SecondFactorRepository, SecondFactorReset],
 })
