@@ -157,6 +157,7 @@ describe('OpenAPI document', () => {
       'none',
       'none',
       'none',
+      'none',
       undefined,
     ]);
   });

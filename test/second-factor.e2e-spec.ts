@@ -1,8 +1,10 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generate } from 'otplib';
+import { LOGIN_MESSAGES } from '../src/account-logins/login-messages';
 import { TOKEN_MANAGEMENT_REFUSED } from '../src/common/access-scopes';
 import { ACCOUNT_FAILURE_LIMIT, PAIR_FAILURE_LIMIT } from '../src/rate-limit/account-rate-limit';
+import { SECOND_FACTOR_SUBJECTS } from '../src/second-factor/mail-templates';
 import { SECOND_FACTOR_MESSAGES as MESSAGES } from '../src/second-factor/second-factor-messages';
 import { SECOND_FACTOR_FAILURE_LIMIT } from '../src/second-factor/second-factor.service';
 import { login } from './helpers/accounts';
@@ -52,7 +54,11 @@ describe('a second factor (TOTP)', () => {
   const now = () => app.t.clock.now();
   const nextStep = () => app.t.clock.advance(STEP_MS);
 
-  const enrol = (caller: Caller) => api(t(), caller, 'post', 'account/totp');
+  /** Enrolment with the caller's current password (a SignedInUser's), or with `body` as given. */
+  const enrol = (
+    caller: Caller & { password?: string },
+    body: Record<string, string> = caller.password ? { current_password: caller.password } : {},
+  ) => api(t(), caller, 'post', 'account/totp').send(body);
   const confirm = (caller: Caller, otp?: string) =>
     api(t(), caller, 'post', 'account/totp/confirm').send(otp === undefined ? {} : { otp });
   const turnOff = (caller: Caller, otp?: string) =>
@@ -157,6 +163,134 @@ describe('a second factor (TOTP)', () => {
         .map((e) => e.message)
         .join('\n'),
     ).not.toContain(secret);
+  });
+
+  it('asks for the current password to enrol, checked as the password change checks it: a stolen session alone enrols nothing', async () => {
+    t().clock.freeze();
+    const olga = await signUpAs(t(), app.smtp, 'olga');
+    // The thief holds the JWT only.
+    const thief = { token: olga.token };
+    expectFail(await enrol(thief), 400, LOGIN_MESSAGES.missingCurrent);
+    expectFail(await enrol(thief, { current_password: '' }), 400, LOGIN_MESSAGES.missingCurrent);
+    expectFail(await enrol(thief, { current_password: 'Wr0ng!pass' }), 403, LOGIN_MESSAGES.wrongCurrent);
+    expectFail(await enrol(thief, { current_password: 'x'.repeat(100) }), 403, LOGIN_MESSAGES.wrongCurrent);
+    // A form works as JSON does.
+    const form = await api(t(), thief, 'post', 'account/totp')
+      .type('form')
+      .send(`current_password=${encodeURIComponent('Wr0ng!pass')}`);
+    expectFail(form, 403, LOGIN_MESSAGES.wrongCurrent);
+    // Nothing was written: no pending secret, nothing to confirm.
+    expect(await t().dataSource.query('SELECT * FROM user_totp WHERE user_id = ?', [olga.id])).toEqual([]);
+    expectFail(await confirm(thief, '123456'), 409, MESSAGES.nothingPending);
+    expect([
+      LOGIN_MESSAGES.missingCurrent,
+      LOGIN_MESSAGES.wrongCurrent,
+      LOGIN_MESSAGES.locked,
+      LOGIN_MESSAGES.changedMeanwhile,
+    ]).toEqual([
+      'Missing current password value',
+      'Current password is incorrect',
+      'The account is locked: set a new password through the mailed one-time password (/password-reset)',
+      'The password was changed by another request meanwhile; nothing was changed',
+    ]);
+    // The owner, who knows it, enrols; the state is checked after the password.
+    expect((await enrol(olga)).status).toBe(201);
+    await enrolled(olga);
+    expectFail(await enrol(olga, { current_password: 'Wr0ng!pass' }), 403, LOGIN_MESSAGES.wrongCurrent);
+    expectFail(await enrol(olga), 409, MESSAGES.alreadyOn);
+  });
+
+  it('an enrolment racing a password change of its own login: it either read the old password and is refused, or enrols; never with a password the account no longer has', async () => {
+    for (let round = 0; round < 4; round += 1) {
+      const user = await signUpAs(t(), app.smtp, `pia${round}`);
+      const next = `N3w${user.password}${round}`;
+      const [enrolment, changed] = await Promise.all([
+        enrol(user),
+        api(t(), user, 'post', 'account/password').send({
+          current_password: user.password,
+          password: next,
+          confirm_password: next,
+        }),
+      ]);
+      expect(changed.status).toBe(200);
+      const rows = (await t().dataSource.query('SELECT enabled_at FROM user_totp WHERE user_id = ?', [
+        user.id,
+      ])) as unknown[];
+      // Committed before the change (pending, nothing on); or it read the hash the change replaced
+      // (409), or the new one (403): then nothing is written.
+      const outcome = [enrolment.status, enrolment.status === 201 ? null : enrolment.body, rows.length];
+      expect([
+        [201, null, 1],
+        [409, fail(LOGIN_MESSAGES.changedMeanwhile), 0],
+        [403, fail(LOGIN_MESSAGES.wrongCurrent), 0],
+      ]).toContainEqual(outcome);
+      expect(await meStatus(user.token)).toBe(200);
+    }
+  });
+
+  it('mails the owner when it is turned on, turned off with a code or a recovery code, and reset by svc-admin', async () => {
+    t().clock.freeze();
+    const quinn = await signUpAs(t(), app.smtp, 'quinn');
+    const mailsTo = async (subject: string, count: number) => {
+      await t().deliverMail();
+      await app.smtp.until(
+        () =>
+          app.smtp.received.filter((mail) => mail.to.includes(quinn.email) && mail.subject === subject)
+            .length >= count,
+        () => `no mail "${subject}"`,
+      );
+      const mails = app.smtp.received.filter(
+        (mail) => mail.to.includes(quinn.email) && mail.subject === subject,
+      );
+      expect(mails).toHaveLength(count);
+      return mails.at(-1)!.text.replace(/\s+/g, ' ');
+    };
+    // A pending enrolment mails nothing; the confirmation does.
+    const { secret } = await enrolled(quinn);
+    const on = await mailsTo(SECOND_FACTOR_SUBJECTS.on, 1);
+    expect(on).toContain('Every other login and every access token of the account has been ended.');
+    expect(on).toContain("ask the service's administrators to turn off the second factor that is not yours");
+    expect(on).toMatch(/\/password-reset/);
+    expect(on).not.toContain(secret);
+
+    await turnOff(quinn, await codeAt(secret, now())).expect(200);
+    expect(await mailsTo(SECOND_FACTOR_SUBJECTS.off, 1)).toContain('with a code of the authenticator app');
+    const { recovery } = await enrolled(quinn);
+    await mailsTo(SECOND_FACTOR_SUBJECTS.on, 2);
+    await turnOff(quinn, recovery[0]).expect(200);
+    const off = await mailsTo(SECOND_FACTOR_SUBJECTS.off, 2);
+    expect(off).toContain('with a recovery code');
+    expect(off).not.toContain(recovery[0]);
+    // A wrong code turns nothing off and mails nothing.
+    await enrolled(quinn);
+    expectFail(await turnOff(quinn, '000000'), 400, MESSAGES.invalidCode);
+
+    expect((await svcAdminOn(t(), ['second-factor', 'reset', quinn.email])).code).toBe(0);
+    // svc-admin queues the mail in the outbox with its own clock; the app's frozen one is moved past it.
+    t().clock.advance(60_000);
+    const reset = await mailsTo(SECOND_FACTOR_SUBJECTS.reset, 1);
+    expect(reset).toContain('every login and access token of the account has been ended');
+    expect(reset).toMatch(/\/password-reset/);
+    expect(
+      app.smtp.received.filter(
+        (mail) => mail.to.includes(quinn.email) && mail.subject === SECOND_FACTOR_SUBJECTS.off,
+      ),
+    ).toHaveLength(2);
+    // Nothing to reset mails nothing.
+    expect((await svcAdminOn(t(), ['second-factor', 'reset', quinn.email])).stdout).toBe(
+      `${quinn.email} has no second factor\n`,
+    );
+    await t().deliverMail();
+    expect(
+      app.smtp.received.filter(
+        (mail) => mail.to.includes(quinn.email) && mail.subject === SECOND_FACTOR_SUBJECTS.reset,
+      ),
+    ).toHaveLength(1);
+    expect(SECOND_FACTOR_SUBJECTS).toEqual({
+      on: 'A second factor was turned on for your account',
+      off: 'The second factor of your account was turned off',
+      reset: 'An administrator turned off the second factor of your account',
+    });
   });
 
   it('allows one step of clock drift either way, never two, and never a step older than one accepted', async () => {
@@ -369,7 +503,7 @@ describe('a second factor (TOTP)', () => {
     });
     expect(await meStatus(kim.token)).toBe(401);
     expect((await loginWith(kim)).body.status).toBe('success');
-    expect(await auditOf('second_factor_reset')).toEqual([
+    expect((await auditOf('second_factor_reset')).filter((row) => row.subject === `user:${kim.id}`)).toEqual([
       {
         actor: 'svc-admin',
         actor_user_id: null,
@@ -410,7 +544,8 @@ describe('ADMIN_SECOND_FACTOR=required', () => {
     expect(await isAdmin(boss)).toBe(false);
     // A pending enrolment is not enough.
     const secret = (
-      (await api(t, boss, 'post', 'account/totp').expect(201)).body as { data: { secret: string } }
+      (await api(t, boss, 'post', 'account/totp').send({ current_password: boss.password }).expect(201))
+        .body as { data: { secret: string } }
     ).data.secret;
     expectFail(await api(t, boss, 'get', 'audit'), 403, MESSAGES.adminNeedsEnrolment);
     await api(t, boss, 'post', 'account/totp/confirm')
@@ -459,7 +594,8 @@ describe('wrong codes are guesses: the same limits as wrong passwords (RATE_LIMI
     t.clock.freeze();
     const lena = await signUpAs(t, app.smtp, 'lena');
     const secret = (
-      (await api(t, lena, 'post', 'account/totp').expect(201)).body as { data: { secret: string } }
+      (await api(t, lena, 'post', 'account/totp').send({ current_password: lena.password }).expect(201))
+        .body as { data: { secret: string } }
     ).data.secret;
     await api(t, lena, 'post', 'account/totp/confirm')
       .send({ otp: await codeAt(secret, t.clock.now()) })
@@ -498,10 +634,64 @@ describe('wrong codes are guesses: the same limits as wrong passwords (RATE_LIMI
     expect([locked.status, locked.body]).toEqual([200, invalid]);
   });
 
+  it(`counts a wrong current password at enrolment as a failed login: ${PAIR_FAILURE_LIMIT.limit} per identifier and address shared with login, then 429; past the account's bound it locks`, async () => {
+    const t = app.t;
+    const nora = await signUpAs(t, app.smtp, 'nora');
+    const enrolFrom = (from: string, current_password: string) =>
+      post(
+        port,
+        '/api/v1/account/totp',
+        { current_password },
+        { localAddress: from, headers: { Authorization: `Bearer ${nora.token}` } },
+      );
+    const loginFrom = (from: string, password: string) =>
+      post(port, '/api/v1/login/', { emailOrUsername: nora.email, password }, { localAddress: from });
+    const half = PAIR_FAILURE_LIMIT.limit / 2;
+    const first = address();
+    for (let i = 0; i < half; i += 1) expect((await loginFrom(first, 'Wr0ng!pass')).body).toEqual(invalid);
+    // Sent at once, they cannot overrun the count.
+    const answers = await Promise.all(Array.from({ length: half + 3 }, () => enrolFrom(first, 'Wr0ng!pass')));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([
+      ...Array(half).fill(403),
+      ...Array(3).fill(429),
+    ]);
+    for (const answer of answers)
+      expect(answer.body).toEqual(
+        fail(answer.status === 403 ? LOGIN_MESSAGES.wrongCurrent : 'Too many requests'),
+      );
+    expect((await loginFrom(first, nora.password)).status).toBe(429);
+    // From elsewhere, the right password enrols.
+    expect((await enrolFrom(address(), nora.password)).status).toBe(201);
+
+    // The rest of the account's hour of failures, then the right password meets the lock.
+    for (
+      let done = PAIR_FAILURE_LIMIT.limit;
+      done < ACCOUNT_FAILURE_LIMIT.limit;
+      done += PAIR_FAILURE_LIMIT.limit
+    ) {
+      const from = address();
+      const batch = await Promise.all(
+        Array.from({ length: PAIR_FAILURE_LIMIT.limit }, () => enrolFrom(from, 'Wr0ng!pass')),
+      );
+      for (const answer of batch) expect(answer.body).toEqual(fail(LOGIN_MESSAGES.wrongCurrent));
+    }
+    const locked = await enrolFrom(address(), nora.password);
+    expect([locked.status, locked.body]).toEqual([403, fail(LOGIN_MESSAGES.locked)]);
+    expect((await loginFrom(address(), nora.password)).body).toEqual(invalid);
+    await t.deliverMail();
+    await app.smtp.until(
+      () =>
+        app.smtp.received.some(
+          (mail) => mail.to.includes(nora.email) && mail.subject === 'Your account is locked',
+        ),
+      () => 'no lock mail',
+    );
+  });
+
   it(`counts wrong codes on the signed-in routes per user: 50 at once get ${SECOND_FACTOR_FAILURE_LIMIT.limit} answers`, async () => {
     const t = app.t;
     const mia = await signUpAs(t, app.smtp, 'mia');
-    await api(t, mia, 'post', 'account/totp').expect(201);
+    await api(t, mia, 'post', 'account/totp').send({ current_password: mia.password }).expect(201);
     const answers = await Promise.all(
       Array.from({ length: 50 }, () => api(t, mia, 'post', 'account/totp/confirm').send({ otp: 'abcdef' })),
     );

@@ -1,7 +1,7 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AccountService } from '../account/account.service';
-import { fitsBcrypt, PasswordHasher } from '../account/password-hasher.service';
+import { PasswordHasher } from '../account/password-hasher.service';
 import { AuditLog } from '../audit/audit-log.service';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
@@ -16,24 +16,11 @@ import { UsersRepository } from '../users/users.repository';
 import { PASSWORD_RESET_PATH } from '../users/account-paths';
 import type { User } from '../users/user.entity';
 import type { LoginsEndedView, LoginView, PasswordChangeArgs } from './dto/account-logins.dto';
-import { PasswordGuesses } from './password-guesses';
 import { passwordChangedMail } from './mail-templates';
+import { CurrentPassword } from './current-password';
+import { LOGIN_MESSAGES } from './login-messages';
 
-export const LOGIN_MESSAGES = {
-  notFound: 'Login not found',
-  missingCurrent: 'Missing current password value',
-  // The register form's messages, for the same rules.
-  missingPassword: 'Missing password value',
-  missingConfirm: 'Missing confirm password value',
-  mismatch: "Password doesn't match",
-  weak: 'Choose a strong password',
-  wrongCurrent: 'Current password is incorrect',
-  locked: 'The account is locked: set a new password through the mailed one-time password (/password-reset)',
-  changedMeanwhile: 'The password was changed by another request meanwhile; nothing was changed',
-} as const;
-
-/** Compared instead of a current password over bcrypt's 72 bytes, which is wrong whatever it is. */
-const OVERLONG_PLACEHOLDER = 'overlong password placeholder';
+export { LOGIN_MESSAGES };
 
 const unauthorized = () => new ApiError(HttpStatus.UNAUTHORIZED, 'Unauthorized');
 const bad = (message: string) => new ApiError(HttpStatus.BAD_REQUEST, message);
@@ -53,7 +40,7 @@ export class AccountLoginsService {
     private readonly accessTokens: AccessTokensRepository,
     private readonly accounts: AccountService,
     private readonly hasher: PasswordHasher,
-    private readonly guesses: PasswordGuesses,
+    private readonly currentPassword: CurrentPassword,
     private readonly transactions: Transactions,
     private readonly audit: AuditLog,
     private readonly mail: MailService,
@@ -111,40 +98,29 @@ export class AccountLoginsService {
 
   /**
    * The register form's rules for the new password, then the current one compared (a wrong
-   * one is a failed guess, counted as a wrong login is: PasswordGuesses), then one transaction
-   * bound to what the comparison read: the same credential generation and hash, and the
-   * caller's login still live. It stores the new hash with the generation raised, keeps the
+   * one is a failed guess, counted as a wrong login is: CurrentPassword), then one transaction
+   * bound to what the comparison read: the same hash, and the caller's login still live (of
+   * the generation read under the lock, which the write names). It stores the new hash with the generation raised, keeps the
    * caller's login (moved to the new generation), ends every other login and every access
    * token, records the change and queues the mail to the owner.
    */
   async changePassword(caller: AuthUser, args: PasswordChangeArgs, ip: string | undefined): Promise<void> {
     const { current_password: current, password, confirm_password: confirm } = args;
-    if (isMissing(current)) throw bad(LOGIN_MESSAGES.missingCurrent);
+    CurrentPassword.required(current);
     if (isMissing(password)) throw bad(LOGIN_MESSAGES.missingPassword);
     if (isMissing(confirm)) throw bad(LOGIN_MESSAGES.missingConfirm);
     if (password !== confirm) throw bad(LOGIN_MESSAGES.mismatch);
     if (!this.accounts.isStrongPassword(password)) throw bad(LOGIN_MESSAGES.weak);
-
-    const read = await this.users.findById(caller.id);
-    const generation = await this.users.loginGeneration(this.transactions.manager, caller.tokenHash);
-    if (!read || generation === null || generation !== read.credentialGeneration) throw unauthorized();
-    const guess = await this.guesses.take(read, ip);
-    if (guess === 'locked' || read.lockedAt) {
-      if (guess !== 'locked') await this.guesses.giveBack(guess);
-      throw new ApiError(HttpStatus.FORBIDDEN, LOGIN_MESSAGES.locked);
-    }
-    const matches = fitsBcrypt(current)
-      ? await this.hasher.verify(current, read.password)
-      : await this.hasher.verify(OVERLONG_PLACEHOLDER, null);
-    if (!matches) throw new ApiError(HttpStatus.FORBIDDEN, LOGIN_MESSAGES.wrongCurrent);
-    await this.guesses.giveBack(guess);
+    const read = await this.currentPassword.check(caller, current, ip);
 
     const hash = await this.hasher.hash(password);
     const at = this.clock.now();
     await this.transactions.run(async (manager) => {
       const user = await this.liveCaller(manager, caller);
-      // Another change (made with this same login, which it kept) committed since the read.
-      if (user.credentialGeneration !== read.credentialGeneration || user.password !== read.password) {
+      // Another change of the password (made with this same login, which it kept) committed since
+      // the read. A change that kept this login and the password (the second factor turned on
+      // with it) raised the generation but leaves what the comparison proved true.
+      if (user.password !== read.password) {
         throw new ApiError(HttpStatus.CONFLICT, LOGIN_MESSAGES.changedMeanwhile);
       }
       const next = user.credentialGeneration + 1;

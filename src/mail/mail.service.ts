@@ -5,7 +5,7 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Transactions } from '../database/transactions';
 import { Metrics } from '../metrics/metrics';
-import { Outbox } from '../outbox/outbox.service';
+import { Outbox, outboxJob } from '../outbox/outbox.service';
 import type { MailTask, MailThreadSettings } from './mail-thread';
 
 export interface Mail {
@@ -17,6 +17,9 @@ export interface Mail {
 export class MailDeliveryError extends Error {}
 
 const MAIL_JOB = 'mail';
+
+/** The outbox job of a mail, for a process that queues one without this service (svc-admin). */
+export const mailJob = (mail: Mail, now: Date) => outboxJob(MAIL_JOB, mail, now);
 /** SMTP conversations the thread holds at once: mostly waiting on the server. */
 const CONVERSATIONS = 16;
 /** The thread gives the CPU up to everything else whenever it wants it (the bcrypt threads: 10). */

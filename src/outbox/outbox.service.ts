@@ -63,16 +63,7 @@ export class Outbox implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Writes the job within the caller's transaction; call nudge() once that has committed. */
   async enqueue(manager: EntityManager, kind: string, payload: object): Promise<void> {
-    const now = this.clock.now();
-    await this.jobs.insert(manager, {
-      kind,
-      payload: JSON.stringify(payload),
-      attempts: 0,
-      nextAttemptAt: now,
-      lockedUntil: null,
-      lastError: null,
-      createdAt: now,
-    });
+    await this.jobs.insert(manager, outboxJob(kind, payload, this.clock.now()));
   }
 
   /** Looks for due jobs now instead of at the next poll. */
@@ -177,6 +168,22 @@ export class Outbox implements OnApplicationBootstrap, OnModuleDestroy {
     await this.jobs.reschedule(job.id, new Date(now.getTime() + delay), message.slice(0, 255));
     this.logger.warn(`${label} failed: ${message}; next attempt in ${Math.round(delay / 1000)} s`);
   }
+}
+
+/**
+ * A new job, due at once. Processes without the worker (svc-admin) write one with it in their
+ * own transaction; an API process works it.
+ */
+export function outboxJob(kind: string, payload: object, now: Date): Omit<OutboxJob, 'id'> {
+  return {
+    kind,
+    payload: JSON.stringify(payload),
+    attempts: 0,
+    nextAttemptAt: now,
+    lockedUntil: null,
+    lastError: null,
+    createdAt: now,
+  };
 }
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -1,11 +1,18 @@
-import { Controller, Delete, Post } from '@nestjs/common';
+import { Controller, Delete, Post, Req } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { LOGIN_MESSAGES } from '../account-logins/login-messages';
 import { Args } from '../common/args';
 import { TOKEN_MANAGEMENT_REFUSED } from '../common/access-scopes';
 import { AccessTokensRefused, Authenticated, CurrentUser } from '../common/decorators';
 import type { AuthUser } from '../common/decorators';
 import { success } from '../common/envelopes';
-import { EnrolmentView, RecoveryCodesView, SecondFactorCodeArgs } from './dto/second-factor.dto';
+import {
+  EnrolmentArgs,
+  EnrolmentView,
+  RecoveryCodesView,
+  SecondFactorCodeArgs,
+} from './dto/second-factor.dto';
 import { SECOND_FACTOR_MESSAGES as MESSAGES } from './second-factor-messages';
 import { SecondFactorService } from './second-factor.service';
 
@@ -19,14 +26,27 @@ export class SecondFactorController {
   @Authenticated({
     summary: 'Begin TOTP enrolment: a new secret, pending until confirmed; the answer shows it, this once',
     description:
-      'A pending secret is replaced by the next enrolment. RFC 6238: SHA-1, 6 digits, 30-second steps.',
+      'Needs the current password (`current_password`), checked as the password change checks it: a wrong ' +
+      'one counts as a failed login does (429 past the limit; the account locks past its bound). A pending ' +
+      'secret is replaced by the next enrolment. RFC 6238: SHA-1, 6 digits, 30-second steps.',
     status: 201,
     data: EnrolmentView,
-    fails: { 409: [MESSAGES.alreadyOn] },
+    fails: {
+      400: [LOGIN_MESSAGES.missingCurrent],
+      403: [LOGIN_MESSAGES.wrongCurrent, LOGIN_MESSAGES.locked],
+      409: [MESSAGES.alreadyOn, LOGIN_MESSAGES.changedMeanwhile],
+      429: ['Too many requests'],
+      503: ['Service unavailable'],
+    },
+    args: EnrolmentArgs,
   })
   @Post()
-  async enrol(@CurrentUser() caller: AuthUser): Promise<{ status: 'success'; data: EnrolmentView }> {
-    return success(await this.factors.enrol(caller));
+  async enrol(
+    @CurrentUser() caller: AuthUser,
+    @Args() args: EnrolmentArgs,
+    @Req() request: FastifyRequest,
+  ): Promise<{ status: 'success'; data: EnrolmentView }> {
+    return success(await this.factors.enrol(caller, args.current_password, request.ip));
   }
 
   @Authenticated({
@@ -34,7 +54,7 @@ export class SecondFactorController {
       'Turn TOTP on with a first code of the pending secret; the answer shows ten recovery codes, this once',
     description:
       'Every other session of the account ends (its other JWTs and its access tokens); the calling one stays. ' +
-      'From then on login needs `otp` as well.',
+      'From then on login needs `otp` as well. The owner is mailed.',
     data: RecoveryCodesView,
     fails: {
       400: [MESSAGES.invalidCode],
@@ -53,7 +73,8 @@ export class SecondFactorController {
 
   @Authenticated({
     summary: 'Turn TOTP off with a current code or a recovery code',
-    description: 'The secret and the recovery codes are deleted; login needs the password only again.',
+    description:
+      'The secret and the recovery codes are deleted; login needs the password only again. The owner is mailed.',
     data: null,
     fails: { 400: [MESSAGES.invalidCode], 409: [MESSAGES.notOn], 429: ['Too many requests'] },
     args: SecondFactorCodeArgs,

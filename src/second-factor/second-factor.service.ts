@@ -1,5 +1,8 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { CurrentPassword } from '../account-logins/current-password';
+import { LOGIN_MESSAGES } from '../account-logins/login-messages';
+import { AccountService } from '../account/account.service';
 import { AuditLog } from '../audit/audit-log.service';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
@@ -7,11 +10,16 @@ import type { AuthUser } from '../common/decorators';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Transactions } from '../database/transactions';
+import { MailService } from '../mail/mail.service';
+import { Outbox } from '../outbox/outbox.service';
 import { type Limit, RateLimiter, type Taken } from '../rate-limit/rate-limiter';
+import { PASSWORD_RESET_PATH } from '../users/account-paths';
 import { UsersRepository } from '../users/users.repository';
 import type { EnrolmentView, RecoveryCodesView } from './dto/second-factor.dto';
+import { secondFactorOffMail, secondFactorOnMail } from './mail-templates';
 import { SECOND_FACTOR_MESSAGES as MESSAGES } from './second-factor-messages';
 import { SecondFactorRepository } from './second-factor.repository';
+import type { User } from '../users/user.entity';
 import type { UserTotp } from './totp.entity';
 import { newRecoveryCodes, newTotpSecret, otpauthUri, recoveryCodeHash, totpStep } from './totp';
 
@@ -43,14 +51,28 @@ export class SecondFactorService {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly limiter: RateLimiter,
+    private readonly currentPassword: CurrentPassword,
+    private readonly accounts: AccountService,
+    private readonly mail: MailService,
+    private readonly outbox: Outbox,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** A new pending secret (a pending one is replaced); refused while one is on. */
-  async enrol(caller: AuthUser): Promise<EnrolmentView> {
+  /**
+   * A new pending secret (a pending one is replaced), with the current password: a stolen
+   * session alone cannot enrol a factor of the thief's. The password is checked as the password
+   * change checks it (CurrentPassword: a wrong one is a failed login), then the write is bound
+   * to what the check read: the caller's login still live and the hash unchanged.
+   * Refused while a factor is on.
+   */
+  async enrol(caller: AuthUser, current: string | undefined, ip: string | undefined): Promise<EnrolmentView> {
+    CurrentPassword.required(current);
+    const read = await this.currentPassword.check(caller, current, ip);
     const secret = newTotpSecret();
     await this.transactions.run(async (manager) => {
       await this.users.lockUser(manager, caller.id);
+      const user = await this.liveCaller(manager, caller);
+      if (user.password !== read.password) throw conflict(LOGIN_MESSAGES.changedMeanwhile);
       if ((await this.factors.find(caller.id, manager))?.enabledAt) throw conflict(MESSAGES.alreadyOn);
       await this.factors.writePending(manager, caller.id, secret, this.clock.now());
     });
@@ -70,13 +92,7 @@ export class SecondFactorService {
     const codes = newRecoveryCodes();
     await this.transactions.run(async (manager) => {
       await this.users.lockUser(manager, caller.id);
-      const user = await this.users.findById(caller.id, manager);
-      if (
-        !user ||
-        (await this.users.loginGeneration(manager, caller.tokenHash)) !== user.credentialGeneration
-      ) {
-        throw new ApiError(HttpStatus.UNAUTHORIZED, 'Unauthorized');
-      }
+      const user = await this.liveCaller(manager, caller);
       if (!(await this.factors.enable(manager, caller.id, pending.secret, step, this.clock.now()))) {
         throw conflict(
           (await this.factors.find(caller.id, manager))?.enabledAt ? MESSAGES.alreadyOn : MESSAGES.replaced,
@@ -95,7 +111,9 @@ export class SecondFactorService {
         subject: `user:${caller.id}`,
         details: { method: 'totp', recovery_codes: codes.length },
       });
+      await this.mail.queue(manager, secondFactorOnMail(user.email, this.clock.now(), this.resetLink()));
     });
+    this.outbox.nudge();
     return { recovery_codes: codes };
   }
 
@@ -121,9 +139,19 @@ export class SecondFactorService {
           subject: `user:${caller.id}`,
           details: { method: step !== null ? 'totp' : 'recovery_code' },
         });
+        await this.mail.queue(
+          manager,
+          secondFactorOffMail(
+            caller.email,
+            this.clock.now(),
+            step !== null ? 'totp' : 'recovery_code',
+            this.resetLink(),
+          ),
+        );
         return true;
       });
     });
+    this.outbox.nudge();
   }
 
   /**
@@ -140,6 +168,22 @@ export class SecondFactorService {
   /** ADMIN_SECOND_FACTOR=required: whether the admin guard lets this admin through. */
   isEnabled(userId: number): Promise<boolean> {
     return this.factors.isEnabled(userId);
+  }
+
+  /** The user read under the row lock the caller holds; 401 unless the caller's login is still live. */
+  private async liveCaller(manager: EntityManager, caller: AuthUser): Promise<User> {
+    const user = await this.users.findById(caller.id, manager);
+    if (
+      !user ||
+      (await this.users.loginGeneration(manager, caller.tokenHash)) !== user.credentialGeneration
+    ) {
+      throw new ApiError(HttpStatus.UNAUTHORIZED, 'Unauthorized');
+    }
+    return user;
+  }
+
+  private resetLink(): string {
+    return this.accounts.link(PASSWORD_RESET_PATH);
   }
 
   private async accepted(factor: UserTotp, code: string): Promise<boolean> {

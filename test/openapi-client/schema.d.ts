@@ -337,12 +337,12 @@ export interface paths {
         put?: never;
         /**
          * Begin TOTP enrolment: a new secret, pending until confirmed; the answer shows it, this once
-         * @description A pending secret is replaced by the next enrolment. RFC 6238: SHA-1, 6 digits, 30-second steps.
+         * @description Needs the current password (`current_password`), checked as the password change checks it: a wrong one counts as a failed login does (429 past the limit; the account locks past its bound). A pending secret is replaced by the next enrolment. RFC 6238: SHA-1, 6 digits, 30-second steps.
          */
         post: operations["SecondFactorController_enrol"];
         /**
          * Turn TOTP off with a current code or a recovery code
-         * @description The secret and the recovery codes are deleted; login needs the password only again.
+         * @description The secret and the recovery codes are deleted; login needs the password only again. The owner is mailed.
          */
         delete: operations["SecondFactorController_disable"];
         options?: never;
@@ -361,7 +361,7 @@ export interface paths {
         put?: never;
         /**
          * Turn TOTP on with a first code of the pending secret; the answer shows ten recovery codes, this once
-         * @description Every other session of the account ends (its other JWTs and its access tokens); the calling one stays. From then on login needs `otp` as well.
+         * @description Every other session of the account ends (its other JWTs and its access tokens); the calling one stays. From then on login needs `otp` as well. The owner is mailed.
          */
         post: operations["SecondFactorController_confirm"];
         delete?: never;
@@ -3202,7 +3202,23 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Also accepted as query-string arguments. */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The password the account has now */
+                    current_password?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description The password the account has now */
+                    current_password?: string;
+                };
+                "multipart/form-data": {
+                    /** @description The password the account has now */
+                    current_password?: string;
+                };
+            };
+        };
         responses: {
             /** @description Created */
             201: {
@@ -3217,7 +3233,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Malformed request body` */
+            /** @description `Missing current password value`; `Malformed request body` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3235,7 +3251,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor` */
+            /** @description `This token lacks the <scope> scope`, `This route does not accept access tokens`, `An access token cannot manage access tokens, the password or the second factor`, `Current password is incorrect`, `The account is locked: set a new password through the mailed one-time password (/password-reset)` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3244,7 +3260,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `A second factor is already on: turn it off first` */
+            /** @description `A second factor is already on: turn it off first`, `The password was changed by another request meanwhile; nothing was changed` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3271,6 +3287,17 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
+            /** @description `Too many requests` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fail"];
+                };
+            };
             /** @description `Internal server error`, with the `error_id` under which it was logged */
             500: {
                 headers: {
@@ -3280,7 +3307,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fail"];
                 };
             };
-            /** @description `Service unavailable` (the database does not answer) */
+            /** @description `Service unavailable`; `Service unavailable` (the database does not answer) */
             503: {
                 headers: {
                     [name: string]: unknown;

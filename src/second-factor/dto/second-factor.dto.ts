@@ -1,6 +1,13 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { TextArg } from '../../common/args';
 
+/** The enrolment's argument: the account's current password, so that a stolen session alone cannot enrol. */
+export class EnrolmentArgs {
+  @ApiPropertyOptional({ description: 'The password the account has now' })
+  @TextArg()
+  current_password?: string;
+}
+
 export class SecondFactorCodeArgs {
   @ApiPropertyOptional({
     description: 'The 6-digit code of the authenticator app; to turn it off, a recovery code also does',
