@@ -7,9 +7,9 @@
  * The app is seeded once (natively, in this process), then each server runs under callgrind
  * on that database in turn: the bare baseline, the app, and the app keeping its metrics
  * (METRICS_PORT). For each route: warm-up answers (the JIT's tiers go by calls, not time),
- * then two rounds of counters zeroed, the measured answers two at a time, counters dumped.
- * What the server's timers do meanwhile counts too, and a round's garbage may be collected in
- * the next: more answers a round (BENCH_ANSWERS) make both shares smaller.
+ * then two rounds of: all garbage collected, counters zeroed, the measured answers two at a
+ * time, counters dumped. What the server's timers do meanwhile counts too, and the collections
+ * a round's own garbage needs: more answers a round (BENCH_ANSWERS) make their share steadier.
  * Everything of the process counts, worker threads and the garbage collector included.
  *
  * Environment: BENCH_DATABASE_URL (a MySQL/MariaDB database of its own: it is EMPTIED; default
@@ -70,15 +70,22 @@ function positiveInteger(name: string, fallback: number): number {
 
 const progress = (text: string) => process.stderr.write(`[bench] ${text}\n`);
 
-/** One answer; its status must be the one expected. Resolves with the ETag, if any. */
-function get(agent: Agent, origin: string, path: string, headers: Record<string, string>, status: number) {
-  return new Promise<string | undefined>((resolve, reject) => {
+/** One answer; its status must be one of those expected. */
+function get(
+  agent: Agent,
+  origin: string,
+  path: string,
+  headers: Record<string, string>,
+  statuses: number[],
+) {
+  return new Promise<{ status: number; etag?: string }>((resolve, reject) => {
     const call = request(`${origin}${path}`, { agent, headers }, (response) => {
       response.resume();
       response.on('end', () => {
-        if (response.statusCode !== status)
-          reject(new Error(`${path} answered ${response.statusCode}, not ${status}`));
-        else resolve(response.headers.etag);
+        const status = response.statusCode ?? 0;
+        if (!statuses.includes(status))
+          reject(new Error(`${path} answered ${status}, not ${statuses.join(' or ')}`));
+        else resolve({ status, etag: response.headers.etag });
       });
     });
     call.on('error', reject);
@@ -95,14 +102,7 @@ async function currentTag(agent: Agent, origin: string, path: string, headers: R
   let tag: string | undefined;
   for (let attempt = 0; attempt < 10; attempt++) {
     const asked = tag === undefined ? headers : { ...headers, 'if-none-match': tag };
-    const answer = await new Promise<{ status: number; etag?: string }>((resolve, reject) => {
-      const call = request(`${origin}${path}`, { agent, headers: asked }, (response) => {
-        response.resume();
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, etag: response.headers.etag }));
-      });
-      call.on('error', reject);
-      call.end();
-    });
+    const answer = await get(agent, origin, path, asked, [200, 304]);
     if (answer.status === 304 && tag !== undefined) return tag;
     if (answer.status !== 200 || !answer.etag)
       throw new Error(`${path} answered ${answer.status} without an ETag`);
@@ -125,6 +125,7 @@ class Counted {
     private readonly child: ChildProcess,
     private readonly outDir: string,
     readonly origin: string,
+    private readonly lines: ReturnType<typeof createInterface>,
   ) {}
 
   static async start(variant: Variant, workDir: string, settings: Record<string, string>) {
@@ -135,6 +136,7 @@ class Counted {
         '--tool=callgrind',
         `--callgrind-out-file=${join(outDir, 'out')}`,
         process.execPath,
+        '--expose-gc',
         '--require',
         join(__dirname, '..', 'test', 'helpers', 'ts-register.js'),
         join(__dirname, 'instructions-server.ts'),
@@ -143,14 +145,15 @@ class Counted {
       ],
       {
         env: { ...process.env, SVC_BENCH_SETTINGS: JSON.stringify(settings) },
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: ['pipe', 'pipe', 'pipe'],
       },
     );
     const stderr: string[] = [];
     child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+    const lines = createInterface({ input: child.stdout! });
     const origin = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${variant} did not start`)), START_TIMEOUT_MS);
-      createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.on('line', (line) => {
         const match = /^listening (\S+)$/.exec(line);
         if (match) {
           clearTimeout(timer);
@@ -166,7 +169,21 @@ class Counted {
         reject(new Error(`${variant} exited (${code}) before listening:\n${stderr.join('').slice(-3000)}`));
       });
     });
-    return new Counted(child, outDir, origin);
+    return new Counted(child, outDir, origin, lines);
+  }
+
+  /** All garbage collected (a full collection in the server), before a round is counted. */
+  async collect(): Promise<void> {
+    const collected = new Promise<void>((resolve) => {
+      const seen = (line: string) => {
+        if (line !== 'collected') return;
+        this.lines.off('line', seen);
+        resolve();
+      };
+      this.lines.on('line', seen);
+    });
+    this.child.stdin!.write('collect\n');
+    await collected;
   }
 
   async zero(): Promise<void> {
@@ -192,23 +209,34 @@ class Counted {
   }
 }
 
-/** Instructions an answer in each of ROUNDS windows. */
+/**
+ * Instructions an answer in each of ROUNDS windows. Revalidating, an answer 200 (the version
+ * moved: the server's own background work writes too) takes its new tag and is counted.
+ */
 async function measure(server: Counted, route: Route, token: string, count: number) {
   const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
   try {
     const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-    let status = 200;
-    if (route.revalidate) {
+    const statuses = route.revalidate ? [304, 200] : [200];
+    if (route.revalidate)
       headers['if-none-match'] = await currentTag(agent, server.origin, route.path, headers);
-      status = 304;
-    }
-    const send = () => get(agent, server.origin, route.path, headers, status);
+    let full = 0;
+    const send = async () => {
+      const answer = await get(agent, server.origin, route.path, headers, statuses);
+      if (route.revalidate && answer.status === 200) {
+        full += 1;
+        if (answer.etag) headers['if-none-match'] = answer.etag;
+      }
+    };
     await answers(WARMUP, send);
     const rounds: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
+      full = 0;
+      await server.collect();
       await server.zero();
       await answers(count, send);
       rounds.push((await server.dump()) / count);
+      if (full > 0) progress(`  ${full} of the round's ${count} answers were full (the version moved)`);
     }
     return rounds;
   } finally {
