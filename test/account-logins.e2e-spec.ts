@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { Logger as TypeOrmLogger } from 'typeorm';
 import { LOGIN_MESSAGES } from '../src/account-logins/account-logins.service';
 import { USER_AGENT_MAX_LENGTH } from '../src/account-logins/login-seen';
 import { TOKEN_MANAGEMENT_REFUSED, TOKEN_REFUSED } from '../src/common/access-scopes';
@@ -8,6 +7,7 @@ import { LOGIN_LAST_USED_RESOLUTION_MS } from '../src/users/logins.repository';
 import { STRONG_PASSWORD, type TestUser } from './helpers/accounts';
 import { api, type Caller } from './helpers/client';
 import { accountFail, expectFail, fail } from './helpers/envelopes';
+import { queriesDuring } from './helpers/logged-queries';
 import { signUpAs, type SignedInUser } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, type TestApp } from './helpers/test-app';
@@ -76,24 +76,11 @@ function accountLoginsSpec(env: Record<string, string>) {
   };
   /** The statements that write a login's last use while `work` runs (and the app's statements it started). */
   const writesOfLastUse = async (work: () => Promise<unknown>): Promise<string[]> => {
-    const queries: string[] = [];
-    const original = t.dataSource.logger;
-    const counting: TypeOrmLogger = {
-      logQuery: (query) => void queries.push(query),
-      logQueryError: () => undefined,
-      logQuerySlow: () => undefined,
-      logSchemaBuild: () => undefined,
-      logMigration: () => undefined,
-      log: () => undefined,
-    };
-    Object.assign(t.dataSource, { logger: counting });
-    try {
+    const queries = await queriesDuring(t.dataSource, async () => {
       await work();
       // A write the requests started would have been issued by the time one more request is answered.
       await api(t, null, 'get', 'health').catch(() => undefined);
-    } finally {
-      Object.assign(t.dataSource, { logger: original });
-    }
+    });
     return queries.filter((query) => /^UPDATE\W+user_login_tokens\W+SET\W+last_used_at\b/i.test(query));
   };
   const works = async (caller: Caller) => (await api(t, caller, 'get', 'community-plugins/me/')).status;

@@ -1,7 +1,7 @@
-import type { Logger as TypeOrmLogger } from 'typeorm';
 import { hashToken } from '../src/auth/bearer-token';
 import { TokenService } from '../src/auth/token.service';
 import { signUp } from './helpers/accounts';
+import { queriesDuring } from './helpers/logged-queries';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
@@ -22,27 +22,14 @@ describe('authentication cost', () => {
   });
 
   it('costs one SQL query per request', async () => {
-    const queries: string[] = [];
-    const original = t.dataSource.logger;
-    const counting: TypeOrmLogger = {
-      logQuery: (query) => void queries.push(query),
-      logQueryError: () => undefined,
-      logQuerySlow: () => undefined,
-      logSchemaBuild: () => undefined,
-      logMigration: () => undefined,
-      log: () => undefined,
-    };
-    Object.assign(t.dataSource, { logger: counting });
-    try {
+    const queries = await queriesDuring(t.dataSource, async () => {
       // `me/` reads nothing beyond what the guard loaded, so every query is the guard's.
       const response = await t
         .http()
         .get('/api/v1/community-plugins/me/')
         .set('Authorization', `Bearer ${token}`);
       expect(response.status).toBe(200);
-    } finally {
-      Object.assign(t.dataSource, { logger: original });
-    }
+    });
     // The background workers (the outbox's poll, the plugin re-check and reconciler) may query
     // meanwhile; none of them reads the guard's tables.
     const requestQueries = queries.filter((query) => !/outbox_jobs|plugin_|audit_/.test(query));

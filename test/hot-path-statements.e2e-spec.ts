@@ -1,4 +1,3 @@
-import type { Logger as TypeOrmLogger } from 'typeorm';
 import { RECENT_VERSION_MS } from '../src/community-plugins/caching/answer-version.repository';
 import { login } from './helpers/accounts';
 import {
@@ -9,6 +8,7 @@ import {
   upload,
   validFields,
 } from './helpers/marketplace';
+import { queriesDuring } from './helpers/logged-queries';
 import { SmtpSink } from './helpers/smtp-sink';
 import type { TestApp } from './helpers/test-app';
 
@@ -44,21 +44,7 @@ describe('statements of the hot paths', () => {
 
   /** The statements `work` makes the app run, the background workers' left out. */
   async function statementsOf(work: () => Promise<unknown>, queries: string[] = []): Promise<string[]> {
-    const original = t.dataSource.logger;
-    const counting: TypeOrmLogger = {
-      logQuery: (query) => void queries.push(query),
-      logQueryError: () => undefined,
-      logQuerySlow: () => undefined,
-      logSchemaBuild: () => undefined,
-      logMigration: () => undefined,
-      log: () => undefined,
-    };
-    Object.assign(t.dataSource, { logger: counting });
-    try {
-      await work();
-    } finally {
-      Object.assign(t.dataSource, { logger: original });
-    }
+    await queriesDuring(t.dataSource, work, queries);
     // The outbox's poll, the re-check and the reconciler may query meanwhile: their tables
     // are none of these routes' but user_plugins and catalogue_counts, read only in the
     // reconciler's passes, which do not read a page.
