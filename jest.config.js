@@ -20,6 +20,8 @@ module.exports = {
   // machine a hook's set-up (an app booted, users signed up) took more than 30 s. Nothing waits
   // on purpose; a hang still fails.
   testTimeout: 90_000,
+  // Progress lines for CI, and no run left waiting on what a test left open.
+  reporters: ['default', '<rootDir>/test/progress-reporter.js'],
   // Spec files run side by side on SQLite: each app has database files and a temporary
   // directory of its own, and the blocks on the one Redis database take turns
   // (describeWithTestRedis). A file spends most of its time waiting on Python, bcrypt threads
