@@ -1,0 +1,115 @@
+/**
+ * A bench server in a process of its own (bench/instructions-server.ts): the app, with or without
+ * its metrics, or the bare baseline, on a database the parent seeded. Natively, or under a
+ * wrapper such as valgrind's callgrind (`wrapper`: the command and its arguments before node's).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export type Variant = 'baseline' | 'app' | 'app with metrics';
+
+const START_TIMEOUT_MS = 15 * 60_000;
+
+export class ServerProcess {
+  protected constructor(
+    protected readonly child: ChildProcess,
+    readonly origin: string,
+    private readonly lines: ReturnType<typeof createInterface>,
+  ) {}
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  protected static async spawn(
+    variant: Variant,
+    workDir: string,
+    settings: Record<string, string>,
+    wrapper: string[] = [],
+  ): Promise<{ child: ChildProcess; origin: string; lines: ReturnType<typeof createInterface> }> {
+    const command = [
+      ...wrapper,
+      process.execPath,
+      '--expose-gc',
+      '--require',
+      join(__dirname, '..', 'test', 'helpers', 'ts-register.js'),
+      join(__dirname, 'instructions-server.ts'),
+      variant === 'baseline' ? 'baseline' : 'app',
+      workDir,
+    ];
+    const child = spawn(command[0], command.slice(1), {
+      env: { ...process.env, SVC_BENCH_SETTINGS: JSON.stringify(settings) },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const stderr: string[] = [];
+    child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+    const lines = createInterface({ input: child.stdout! });
+    const origin = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${variant} did not start`)), START_TIMEOUT_MS);
+      lines.on('line', (line) => {
+        const match = /^listening (\S+)$/.exec(line);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match[1]);
+        }
+      });
+      child.on('error', (error) => {
+        clearTimeout(timer);
+        reject(new Error(`${command[0]} could not be started: ${error.message}`));
+      });
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`${variant} exited (${code}) before listening:\n${stderr.join('').slice(-3000)}`));
+      });
+    });
+    return { child, origin, lines };
+  }
+
+  static async start(
+    variant: Variant,
+    workDir: string,
+    settings: Record<string, string>,
+  ): Promise<ServerProcess> {
+    const { child, origin, lines } = await ServerProcess.spawn(variant, workDir, settings);
+    return new ServerProcess(child, origin, lines);
+  }
+
+  /** All garbage collected (a full collection in the server), before a round is counted. */
+  async collect(): Promise<void> {
+    const collected = new Promise<void>((resolve) => {
+      const seen = (line: string) => {
+        if (line !== 'collected') return;
+        this.lines.off('line', seen);
+        resolve();
+      };
+      this.lines.on('line', seen);
+    });
+    this.child.stdin!.write('collect\n');
+    await collected;
+  }
+
+  /**
+   * CPU time the kernel has run the process for, every thread of it (the garbage collector's and
+   * libuv's included), in nanoseconds: the first field of each thread's schedstat.
+   */
+  cpuNanoseconds(): number {
+    const tasks = `/proc/${this.pid}/task`;
+    let total = 0;
+    for (const task of readdirSync(tasks)) {
+      try {
+        total += Number(readFileSync(join(tasks, task, 'schedstat'), 'utf8').split(' ')[0]);
+      } catch {
+        // A thread that ended between the listing and the read: its time is gone with it.
+      }
+    }
+    return total;
+  }
+
+  async stop(): Promise<void> {
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.kill('SIGKILL');
+    await exited;
+  }
+}
