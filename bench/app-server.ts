@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module';
 import { configureApp } from '../src/bootstrap';
 import { StartupWork } from '../src/common/startup-work';
+import { PluginRecheckService } from '../src/community-plugins/review/plugin-recheck.service';
 import { createHttpAdapter } from '../src/http/http-adapter';
 import { loadConfig, type AppConfig } from '../src/config/app-config';
 import { randomBytes } from 'node:crypto';
@@ -54,6 +55,12 @@ export interface AppServer {
   dataSource: DataSource;
   /** Resolves when the start-up work that follows listening is done (readiness is up). */
   ready: Promise<void>;
+  /**
+   * Resolves after `ready` when the re-check that start-up begins is done too: every approved
+   * plugin without a verdict of these rules (a seeded database's) is validated then, which
+   * shares the cores with, and writes under, what a bench measures.
+   */
+  rechecked: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -73,10 +80,12 @@ export async function startApp(config: AppConfig): Promise<AppServer> {
   const { port } = app.getHttpServer().address() as AddressInfo;
   // As src/main.ts does once it listens.
   const ready = app.get(StartupWork).begin();
+  const recheck = app.get(PluginRecheckService);
   return {
     origin: `http://127.0.0.1:${port}`,
     dataSource: app.get(DataSource),
     ready,
+    rechecked: ready.then(() => recheck.settled()),
     close: async () => {
       // Keep-alive sockets of the load generator would otherwise hold the server open.
       app.getHttpServer().closeAllConnections();
