@@ -6,7 +6,8 @@
 const { appendFileSync } = require('node:fs');
 const { relative } = require('node:path');
 
-const LINGER_MS = 15_000;
+// After the run come the global teardown and the JSON report: well under this.
+const LINGER_MS = 30_000;
 
 class ProgressReporter {
   constructor(globalConfig) {
@@ -38,7 +39,13 @@ class ProgressReporter {
     // unref'd: this timer itself never keeps the process alive.
     setTimeout(() => {
       this.write(`still running ${LINGER_MS / 1000}s after the run, ended: ${openHandles()}`, true);
-      process.exit(results.success ? 0 : 1);
+      // Jest sets results.success only after its reporters are done: its own test of failure.
+      const failed =
+        results.numFailedTests > 0 ||
+        results.numRuntimeErrorTestSuites > 0 ||
+        results.runExecError !== undefined ||
+        results.snapshot.failure;
+      process.exit(failed ? 1 : 0);
     }, LINGER_MS).unref();
   }
 }
