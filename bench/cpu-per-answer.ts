@@ -21,12 +21,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../src/config/app-config';
-import { emptyDatabase } from '../test/helpers/database';
-import { benchSettings, startApp } from './app-server';
-import { seed } from './seed';
 import { answers, positiveInteger, ROUTES, sender } from './serial-answers';
-import { ServerProcess, type Variant } from './server-process';
+import { chosenVariants, seededSettings, ServerProcess, type Variant } from './server-process';
 
 const WARMUP = 2000;
 
@@ -47,28 +43,10 @@ async function main(): Promise<void> {
   const loadAtStart = loadavg();
   const servers: Array<[Variant, ServerProcess]> = [];
   try {
-    // One secret for the seeding app and the servers measured: the seeded tokens stay valid.
-    const settings = benchSettings(workDir, databaseUrl, { BCRYPT_COST: '4' });
-    delete settings.METRICS_PORT;
-    if (databaseUrl) await emptyDatabase(databaseUrl);
     progress('seeding');
-    const app = await startApp(loadConfig(settings, workDir));
-    await app.ready;
-    const seeded = await seed(app.origin, app.dataSource, {
-      sessions: 10,
-      approvedPlugins: 200,
-      bcryptCost: 4,
-    });
-    await app.close();
+    const { settings, token } = await seededSettings(workDir, databaseUrl);
 
-    const chosen = (process.env.BENCH_VARIANTS ?? 'app,metrics').split(',').map((each) => each.trim());
-    const variants = (
-      [
-        ['baseline', settings],
-        ['app', settings],
-        ['app with metrics', { ...settings, METRICS_PORT: '0' }],
-      ] as Array<[Variant, Record<string, string>]>
-    ).filter(([variant]) => chosen.includes(variant === 'app with metrics' ? 'metrics' : variant));
+    const variants = chosenVariants(settings, 'app,metrics');
     for (const [variant, variantSettings] of variants) {
       progress(`${variant}: starting`);
       servers.push([variant, await ServerProcess.start(variant, workDir, variantSettings)]);
@@ -80,7 +58,7 @@ async function main(): Promise<void> {
       const agents = taking.map(() => new Agent({ keepAlive: true, maxSockets: inFlight }));
       try {
         const senders = await Promise.all(
-          taking.map(([, server], index) => sender(agents[index], server.origin, route, seeded.reader.token)),
+          taking.map(([, server], index) => sender(agents[index], server.origin, route, token)),
         );
         progress(`${route.name}: warm-up, then ${rounds} rounds of ${count} answers on each server`);
         for (const each of senders) await answers(WARMUP, each.send, inFlight);

@@ -22,12 +22,8 @@ import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { loadConfig } from '../src/config/app-config';
-import { emptyDatabase } from '../test/helpers/database';
-import { benchSettings, startApp } from './app-server';
-import { seed } from './seed';
 import { answers, IN_FLIGHT, positiveInteger, ROUTES, type Route, sender } from './serial-answers';
-import { ServerProcess, type Variant } from './server-process';
+import { chosenVariants, seededSettings, ServerProcess, type Variant } from './server-process';
 
 const run = promisify(execFile);
 const WARMUP = 1000;
@@ -93,31 +89,11 @@ async function main(): Promise<void> {
   const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-instructions-'));
   const load = loadavg();
   try {
-    // One secret for the seeding app and the servers measured: the seeded tokens stay valid.
-    const settings = benchSettings(workDir, databaseUrl, { BCRYPT_COST: '4' });
-    delete settings.METRICS_PORT;
-    if (databaseUrl) await emptyDatabase(databaseUrl);
     progress('seeding');
-    const app = await startApp(loadConfig(settings, workDir));
-    await app.ready;
-    const seeded = await seed(app.origin, app.dataSource, {
-      sessions: 10,
-      approvedPlugins: 200,
-      bcryptCost: 4,
-    });
-    await app.close();
+    const { settings, token } = await seededSettings(workDir, databaseUrl);
 
     const figures = new Map<string, Map<Variant, number[]>>();
-    const chosen = (process.env.BENCH_VARIANTS ?? 'baseline,app,metrics')
-      .split(',')
-      .map((each) => each.trim());
-    const variants = (
-      [
-        ['baseline', settings],
-        ['app', settings],
-        ['app with metrics', { ...settings, METRICS_PORT: '0' }],
-      ] as Array<[Variant, Record<string, string>]>
-    ).filter(([variant]) => chosen.includes(variant === 'app with metrics' ? 'metrics' : variant));
+    const variants = chosenVariants(settings, 'baseline,app,metrics');
     for (const [variant, variantSettings] of variants) {
       progress(`${variant}: starting under callgrind (minutes)`);
       const server = await Counted.startCounted(variant, workDir, variantSettings);
@@ -125,7 +101,7 @@ async function main(): Promise<void> {
         for (const route of ROUTES) {
           if (variant === 'baseline' && !route.baseline) continue;
           progress(`${variant}: ${route.name}, ${count} answers`);
-          const perAnswer = await measure(server, route, seeded.reader.token, count);
+          const perAnswer = await measure(server, route, token, count);
           progress(
             `  ${perAnswer.map((value) => Math.round(value).toLocaleString('en')).join(', ')} an answer`,
           );

@@ -7,6 +7,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { loadConfig } from '../src/config/app-config';
+import { emptyDatabase } from '../test/helpers/database';
+import { benchSettings, startApp } from './app-server';
+import { seed } from './seed';
 
 export type Variant = 'baseline' | 'app' | 'app with metrics';
 
@@ -112,4 +116,42 @@ export class ServerProcess {
     this.child.kill('SIGKILL');
     await exited;
   }
+}
+
+/**
+ * The settings of the servers measured and the seeded reader's token: the app seeded once
+ * (natively, in this process) with 10 sessions and 200 approved plugins, on SQLite in `workDir`
+ * or the emptied `databaseUrl`. One secret for the seeding app and the servers: the token stays valid.
+ */
+export async function seededSettings(
+  workDir: string,
+  databaseUrl: string | undefined,
+): Promise<{ settings: Record<string, string>; token: string }> {
+  const settings = benchSettings(workDir, databaseUrl, { BCRYPT_COST: '4' });
+  delete settings.METRICS_PORT;
+  if (databaseUrl) await emptyDatabase(databaseUrl);
+  const app = await startApp(loadConfig(settings, workDir));
+  await app.ready;
+  const seeded = await seed(app.origin, app.dataSource, {
+    sessions: 10,
+    approvedPlugins: 200,
+    bcryptCost: 4,
+  });
+  await app.close();
+  return { settings, token: seeded.reader.token };
+}
+
+/** The servers BENCH_VARIANTS names (`baseline`, `app`, `metrics`), each with its settings. */
+export function chosenVariants(
+  settings: Record<string, string>,
+  fallback: string,
+): Array<[Variant, Record<string, string>]> {
+  const chosen = (process.env.BENCH_VARIANTS ?? fallback).split(',').map((each) => each.trim());
+  return (
+    [
+      ['baseline', settings],
+      ['app', settings],
+      ['app with metrics', { ...settings, METRICS_PORT: '0' }],
+    ] as Array<[Variant, Record<string, string>]>
+  ).filter(([variant]) => chosen.includes(variant === 'app with metrics' ? 'metrics' : variant));
 }
