@@ -13,6 +13,8 @@ class ProgressReporter {
   constructor(globalConfig) {
     this.rootDir = globalConfig.rootDir;
     this.file = process.env.SVC_TEST_PROGRESS_FILE;
+    // Watch mode stays alive on purpose.
+    this.watching = Boolean(globalConfig.watch || globalConfig.watchAll);
   }
 
   /** To SVC_TEST_PROGRESS_FILE (CI's), or only what must be said (`always`) to the terminal. */
@@ -36,6 +38,7 @@ class ProgressReporter {
 
   onRunComplete(_contexts, results) {
     this.write(`complete ${results.numPassedTests} passed, ${results.numFailedTests} failed`);
+    if (this.watching) return;
     // unref'd: this timer itself never keeps the process alive.
     setTimeout(() => {
       this.write(`still running ${LINGER_MS / 1000}s after the run, ended: ${openHandles()}`, true);
