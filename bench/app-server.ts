@@ -93,3 +93,14 @@ export async function startApp(config: AppConfig): Promise<AppServer> {
     },
   };
 }
+
+/** A bench setting from the environment: a positive integer, or `fallback` when unset or empty. */
+export function positiveInteger(name: string, fallback: number): number {
+  const raw = process.env[name]?.trim();
+  if (!raw) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new Error(`${name} must be a positive integer`);
+  return Number(raw);
+}
+
+/** A bench's progress line, on standard error (the figures go to standard output). */
+export const progress = (text: string) => process.stderr.write(`[bench] ${text}\n`);

@@ -21,12 +21,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { answers, positiveInteger, ROUTES, sender } from './serial-answers';
+import { answers, ROUTES, sender } from './serial-answers';
+import { positiveInteger, progress } from './app-server';
 import { chosenVariants, seededSettings, ServerProcess, type Variant } from './server-process';
 
 const WARMUP = 2000;
-
-const progress = (text: string) => process.stderr.write(`[bench] ${text}\n`);
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);

@@ -28,7 +28,7 @@ import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { emptyDatabase } from '../test/helpers/database';
 import type { AppConfig } from '../src/config/app-config';
-import { benchConfig, startApp } from './app-server';
+import { benchConfig, positiveInteger, progress, startApp } from './app-server';
 import { startBaseline } from './baseline-server';
 import { BcryptLimit, measureBcryptLimit } from './bcrypt-limit';
 import { formatTiming, measureConfirmTiming } from './confirm-timing';
@@ -56,13 +56,6 @@ const WARMUP_SECONDS = 2;
 const ROUNDS = 3;
 const LOGIN_MIN_SECONDS = 10;
 
-function positiveInteger(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1) throw new Error(`${name} must be a positive integer`);
-  return Number(raw);
-}
-
 function argument(name: string): string | undefined {
   const index = process.argv.indexOf(name);
   if (index < 0) return undefined;
@@ -70,8 +63,6 @@ function argument(name: string): string | undefined {
   if (!value || value.startsWith('--')) throw new Error(`${name} needs a value`);
   return value;
 }
-
-const progress = (text: string) => process.stderr.write(`[bench] ${text}\n`);
 
 async function main(): Promise<void> {
   const bcryptCost = positiveInteger('BENCH_BCRYPT_COST', 12);

@@ -2,8 +2,9 @@
  * The server that bench/instructions.ts runs under callgrind: the app (with or without its
  * metrics) or the bare baseline, on a database the parent seeded, with the parent's settings
  * (SVC_BENCH_SETTINGS, JSON). Prints `listening <origin>` once it answers and its start-up work
- * is done (the re-check of the seeded plugins included), then serves until it is killed. A `collect` line on its input collects all garbage (node
- * --expose-gc) and prints `collected`: a round starts with no garbage of the round before.
+ * is done (the re-check of the seeded plugins included), then serves until it is killed. A
+ * `collect` line on its input collects all garbage (node --expose-gc) and prints `collected`: a
+ * round starts with no garbage of the round before.
  */
 import { createInterface } from 'node:readline';
 import { loadConfig } from '../src/config/app-config';

@@ -22,26 +22,27 @@ import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { answers, IN_FLIGHT, positiveInteger, ROUTES, type Route, sender } from './serial-answers';
+import { answers, IN_FLIGHT, ROUTES, type Route, sender } from './serial-answers';
+import { positiveInteger, progress } from './app-server';
 import { chosenVariants, seededSettings, ServerProcess, type Variant } from './server-process';
 
 const run = promisify(execFile);
 const WARMUP = 1000;
 const ROUNDS = 2;
 
-const progress = (text: string) => process.stderr.write(`[bench] ${text}\n`);
-
 /** A server under callgrind, with the commands of callgrind_control on it. */
 class Counted extends ServerProcess {
-  private outDir = '';
+  private constructor(
+    started: Awaited<ReturnType<typeof ServerProcess.spawn>>,
+    private readonly outDir: string,
+  ) {
+    super(started.child, started.origin, started.lines);
+  }
 
   static async startCounted(variant: Variant, workDir: string, settings: Record<string, string>) {
     const outDir = mkdtempSync(join(workDir, 'callgrind-'));
     const wrapper = ['valgrind', '--tool=callgrind', `--callgrind-out-file=${join(outDir, 'out')}`];
-    const { child, origin, lines } = await ServerProcess.spawn(variant, workDir, settings, wrapper);
-    const counted = new Counted(child, origin, lines);
-    counted.outDir = outDir;
-    return counted;
+    return new Counted(await ServerProcess.spawn(variant, workDir, settings, wrapper), outDir);
   }
 
   async zero(): Promise<void> {

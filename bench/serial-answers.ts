@@ -62,13 +62,6 @@ export async function answers(
   await Promise.all(Array.from({ length: inFlight }, lane));
 }
 
-export function positiveInteger(name: string, fallback: number): number {
-  const raw = process.env[name]?.trim();
-  if (!raw) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new Error(`${name} must be a positive integer`);
-  return Number(raw);
-}
-
 export interface Route {
   name: string;
   path: string;
