@@ -15,7 +15,8 @@
  *
  * Environment: BENCH_DATABASE_URL (a MySQL/MariaDB database of its own: it is EMPTIED; default
  * SQLite in a temporary directory), BENCH_ANSWERS (per round, default 2000), BENCH_ROUNDS
- * (default 8), BENCH_VARIANTS (`app,metrics` by default; `baseline` adds the bare server).
+ * (default 8), BENCH_VARIANTS (`app,metrics` by default; `baseline` adds the bare server, `twin`
+ * a second app server alike, whose difference from the first is the bench's own noise).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
@@ -23,9 +24,14 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answers, ROUTES, sender } from './serial-answers';
 import { positiveInteger, progress } from './app-server';
+import { hookNanoseconds, scrapeMilliseconds } from './metrics-parts';
 import { chosenVariants, seededSettings, ServerProcess, type Variant } from './server-process';
 
 const WARMUP = 2000;
+const IDLE_ROUNDS = 4;
+const IDLE_MS = 5000;
+/** Prometheus' default, and deploy/cluster/prometheus.yml's. */
+const SCRAPE_INTERVAL_S = 15;
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -52,6 +58,8 @@ async function main(): Promise<void> {
     }
 
     const table: string[] = [];
+    /** Per route, the app's CPU per answer and answers a second: what the metrics' parts are shares of. */
+    const appCosts: Array<{ name: string; microseconds: number; perSecond: number }> = [];
     for (const route of ROUTES) {
       const taking = servers.filter(([variant]) => variant !== 'baseline' || route.baseline);
       const agents = taking.map(() => new Agent({ keepAlive: true, maxSockets: inFlight }));
@@ -62,6 +70,7 @@ async function main(): Promise<void> {
         progress(`${route.name}: warm-up, then ${rounds} rounds of ${count} answers on each server`);
         for (const each of senders) await answers(WARMUP, each.send, inFlight);
         const perAnswer = taking.map(() => [] as number[]);
+        const seconds = taking.map(() => 0);
         for (let round = 0; round < rounds; round++) {
           const order = taking.map((_, index) => index);
           if (round % 2) order.reverse();
@@ -70,7 +79,9 @@ async function main(): Promise<void> {
             senders[index].counts.full = 0;
             await server.collect();
             const before = server.cpuNanoseconds();
+            const started = process.hrtime.bigint();
             await answers(count, senders[index].send, inFlight);
+            seconds[index] += Number(process.hrtime.bigint() - started) / 1e9;
             perAnswer[index].push((server.cpuNanoseconds() - before) / count / 1000);
             if (senders[index].counts.full > 0)
               progress(
@@ -83,19 +94,28 @@ async function main(): Promise<void> {
             `${variant} ${median(perAnswer[index]).toFixed(1)} µs (${Math.min(...perAnswer[index]).toFixed(1)} to ${Math.max(...perAnswer[index]).toFixed(1)})`,
         );
         const app = taking.findIndex(([variant]) => variant === 'app');
+        if (app >= 0)
+          appCosts.push({
+            name: route.name,
+            microseconds: median(perAnswer[app]),
+            perSecond: (count * rounds) / seconds[app],
+          });
         const metered = taking.findIndex(([variant]) => variant === 'app with metrics');
-        let cost = '';
-        if (app >= 0 && metered >= 0) {
-          // Each round's own pair: the servers ran back to back, under the same load.
-          const paired = perAnswer[metered].map((value, round) => value / perAnswer[app][round] - 1);
-          cost = `; metrics cost ${(median(paired) * 100).toFixed(1)} % (rounds ${(Math.min(...paired) * 100).toFixed(1)} to ${(Math.max(...paired) * 100).toFixed(1)} %)`;
-        }
+        const twin = taking.findIndex(([variant]) => variant === 'app again');
+        // Each round's own pair: the servers ran back to back, under the same load.
+        const against = (other: number, what: string) => {
+          if (app < 0 || other < 0) return '';
+          const paired = perAnswer[other].map((value, round) => value / perAnswer[app][round] - 1);
+          return `; ${what} ${(median(paired) * 100).toFixed(1)} % (rounds ${(Math.min(...paired) * 100).toFixed(1)} to ${(Math.max(...paired) * 100).toFixed(1)} %)`;
+        };
+        const cost = against(metered, 'metrics cost') + against(twin, 'the twin differs by');
         table.push(`${route.name}: ${shown.join(', ')}${cost}`);
         progress(table[table.length - 1]);
       } finally {
         for (const agent of agents) agent.destroy();
       }
     }
+    const parts = await metricsByParts(servers, appCosts);
     const database = databaseUrl ? 'MySQL/MariaDB (mysql2)' : 'SQLite (better-sqlite3)';
     console.log(
       `\nsvc-api CPU per answer (kernel's count, all threads; median of ${rounds} rounds of ${count}, ${inFlight} in flight), ${database}, ` +
@@ -105,10 +125,55 @@ async function main(): Promise<void> {
           .join(' ')} at the end`,
     );
     for (const line of table) console.log(`- ${line}`);
+    for (const line of parts) console.log(line);
   } finally {
     for (const [, server] of servers) await server.stop();
     rmSync(workDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The metrics' parts (bench/metrics-parts.ts) as shares of the app's answers: the hook on each,
+ * and what runs by the clock (the process metrics, a scrape every SCRAPE_INTERVAL_S) spread over
+ * the answers a second the app gave in its rounds.
+ */
+async function metricsByParts(
+  servers: Array<[Variant, ServerProcess]>,
+  appCosts: Array<{ name: string; microseconds: number; perSecond: number }>,
+): Promise<string[]> {
+  const app = servers.find(([variant]) => variant === 'app')?.[1];
+  const metered = servers.find(([variant]) => variant === 'app with metrics')?.[1];
+  if (app === undefined || metered === undefined) return [];
+  progress(`idle: ${IDLE_ROUNDS} rounds of ${IDLE_MS / 1000} s on each server; the request hook; a scrape`);
+  const idle = { app: [] as number[], metered: [] as number[] };
+  for (let round = 0; round < IDLE_ROUNDS; round++) {
+    const order = round % 2 ? (['metered', 'app'] as const) : (['app', 'metered'] as const);
+    for (const which of order) {
+      const server = which === 'app' ? app : metered;
+      const before = server.cpuNanoseconds();
+      await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+      idle[which].push((server.cpuNanoseconds() - before) / IDLE_MS);
+    }
+  }
+  const hook = (await hookNanoseconds(9, 200_000)).map((ns) => ns / 1000);
+  const scrape = await scrapeMilliseconds(20);
+  const idleApp = median(idle.app);
+  const idleMetered = median(idle.metered);
+  // Microseconds of CPU a second: what idling with metrics adds, and a scrape's share of its interval.
+  const clocked = Math.max(0, idleMetered - idleApp) + (scrape * 1000) / SCRAPE_INTERVAL_S;
+  const perAnswer = median(hook);
+  const lines = [
+    `\nmetrics by parts: the request hook ${perAnswer.toFixed(2)} µs an answer (rounds ${hook.map((value) => value.toFixed(2)).join(', ')}); ` +
+      `idle ${idleApp.toFixed(0)} µs of CPU a second without metrics, ${idleMetered.toFixed(0)} with (rounds ${idle.app.map((value) => value.toFixed(0)).join(', ')} and ${idle.metered.map((value) => value.toFixed(0)).join(', ')}); ` +
+      `a scrape ${scrape.toFixed(2)} ms, every ${SCRAPE_INTERVAL_S} s`,
+  ];
+  for (const route of appCosts) {
+    const added = perAnswer + clocked / route.perSecond;
+    lines.push(
+      `- ${route.name}: ${added.toFixed(2)} µs an answer of the app's ${route.microseconds.toFixed(1)} at ${route.perSecond.toFixed(0)} answers a second: ${((added / route.microseconds) * 100).toFixed(2)} %`,
+    );
+  }
+  return lines;
 }
 
 main().catch((error: unknown) => {

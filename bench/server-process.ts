@@ -12,7 +12,8 @@ import { emptyDatabase } from '../test/helpers/database';
 import { benchSettings, startApp } from './app-server';
 import { seed } from './seed';
 
-export type Variant = 'baseline' | 'app' | 'app with metrics';
+/** `app again`: a second server of the app alike, whose difference from `app` is the bench's own noise. */
+export type Variant = 'baseline' | 'app' | 'app again' | 'app with metrics';
 
 const START_TIMEOUT_MS = 15 * 60_000;
 
@@ -141,7 +142,14 @@ export async function seededSettings(
   return { settings, token: seeded.reader.token };
 }
 
-/** The servers BENCH_VARIANTS names (`baseline`, `app`, `metrics`), each with its settings. */
+const SHORT_NAMES: Record<Variant, string> = {
+  baseline: 'baseline',
+  app: 'app',
+  'app again': 'twin',
+  'app with metrics': 'metrics',
+};
+
+/** The servers BENCH_VARIANTS names (`baseline`, `app`, `twin`, `metrics`), each with its settings. */
 export function chosenVariants(
   settings: Record<string, string>,
   fallback: string,
@@ -151,7 +159,8 @@ export function chosenVariants(
     [
       ['baseline', settings],
       ['app', settings],
+      ['app again', settings],
       ['app with metrics', { ...settings, METRICS_PORT: '0' }],
     ] as Array<[Variant, Record<string, string>]>
-  ).filter(([variant]) => chosen.includes(variant === 'app with metrics' ? 'metrics' : variant));
+  ).filter(([variant]) => chosen.includes(SHORT_NAMES[variant]));
 }
