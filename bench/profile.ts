@@ -8,7 +8,9 @@
  *
  * Environment: BENCH_DATABASE_URL (a MySQL/MariaDB database of its own; it is EMPTIED first;
  * default SQLite in a temporary directory), BENCH_DURATION (seconds per server, default 6),
- * BENCH_METRICS=on (the app keeps its metrics: their cost is the prom-client and src/metrics rows).
+ * BENCH_METRICS=on (the app keeps its metrics: their cost is the prom-client and src/metrics rows),
+ * BENCH_IF_NONE_MATCH=on (the app is asked with the ETag it gave just before: its 304s, against
+ * the baseline's full answers).
  * Arguments: the paths to profile (default /api/v1/sessions/ and /api/v1/community-plugins/).
  */
 import { Session } from 'node:inspector/promises';
@@ -102,6 +104,7 @@ async function main(): Promise<void> {
   if (databaseUrl) await emptyDatabase(databaseUrl);
   const app = await startApp(config);
   await app.ready;
+  await app.rechecked;
   const baseline = await startBaseline(config);
   const profiler = new Session();
   profiler.connect();
@@ -117,15 +120,19 @@ async function main(): Promise<void> {
       const answers = [0, 0];
       for (let round = 0; round < ROUNDS; round++) {
         for (const [index, origin] of [app.origin, baseline.origin].entries()) {
+          // BENCH_IF_NONE_MATCH=on: the app's answers are 304s to the ETag it gave just before.
+          let etag: string | null = null;
+          if (process.env.BENCH_IF_NONE_MATCH === 'on' && index === 0)
+            etag = (await fetch(origin + path, { headers })).headers.get('etag');
           const spec = {
             title: path,
             origin,
             method: 'GET' as const,
             path,
-            headers,
+            headers: etag ? { ...headers, 'if-none-match': etag } : headers,
             connections: 10,
-            expectStatus: 200,
-            expectBodyIncludes: '"status":"success"',
+            expectStatus: etag ? 304 : 200,
+            expectBodyIncludes: etag ? '' : '"status":"success"',
           };
           await runLoad({ warmup: 0, specs: [{ ...spec, duration: 2 }] });
           await profiler.post('Profiler.start');
