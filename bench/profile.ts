@@ -120,7 +120,6 @@ async function main(): Promise<void> {
       const answers = [0, 0];
       for (let round = 0; round < ROUNDS; round++) {
         for (const [index, origin] of [app.origin, baseline.origin].entries()) {
-          // BENCH_IF_NONE_MATCH=on: the app's answers are 304s to the ETag it gave just before.
           let etag: string | null = null;
           if (process.env.BENCH_IF_NONE_MATCH === 'on' && index === 0)
             etag = (await fetch(origin + path, { headers })).headers.get('etag');
