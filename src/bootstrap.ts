@@ -7,6 +7,7 @@ import { capConnectionsPerAddress } from './http/connections-per-address';
 import { applySecurityHeaders } from './http/security-headers';
 import { closeAfterUnreadBodies } from './http/unread-body';
 import { forgetVersionsAfterWrites } from './community-plugins/caching/conditional-answers';
+import { revalidateEarly } from './community-plugins/caching/early-revalidation';
 import { AppLogger } from './logging/app-logger';
 import { logRequests } from './logging/request-log';
 import { serveMetrics } from './metrics/serve-metrics';
@@ -25,6 +26,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   forbidCaching(app);
   closeAfterUnreadBodies(app);
   forgetVersionsAfterWrites(app);
+  revalidateEarly(app, API_PREFIX);
   if (config.corsOrigins.length > 0) {
     app.enableCors({ origin: config.corsOrigins, exposedHeaders: ['X-Request-Id'] });
   }

@@ -16,10 +16,13 @@ import { TokenService } from './token.service';
   providers: [
     AuthService,
     TokenService,
-    // Order matters: authentication first, then the admin check that reads its result.
-    { provide: APP_GUARD, useClass: JwtAuthGuard },
-    { provide: APP_GUARD, useClass: AdminGuard },
+    JwtAuthGuard,
+    AdminGuard,
+    // Order matters: authentication first, then the admin check that reads its result. The
+    // same instances judge the answers decided before Nest's pipeline (early-revalidation.ts).
+    { provide: APP_GUARD, useExisting: JwtAuthGuard },
+    { provide: APP_GUARD, useExisting: AdminGuard },
   ],
-  exports: [TokenService],
+  exports: [TokenService, JwtAuthGuard, AdminGuard],
 })
 export class AuthModule {}

@@ -16,7 +16,7 @@ import { Clock } from '../common/clock';
 import { ACCESS_TOKEN_PREFIX, type AccessScope, lacksScope, TOKEN_REFUSED } from '../common/access-scopes';
 import { AccessTokensRepository } from '../users/access-tokens.repository';
 import { LoginsRepository } from '../users/logins.repository';
-import { RouteMetadata } from '../common/route-metadata';
+import { RouteMetadata, type RouteRef } from '../common/route-metadata';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { SecondFactorService } from '../second-factor/second-factor.service';
@@ -68,15 +68,35 @@ export class JwtAuthGuard implements CanActivate {
     this.adminSecondFactorRequired = config.adminSecondFactor === 'required';
   }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (this.isPublic.of(context)) return true;
+  /** Requests admitted before Nest's pipeline (caching/early-revalidation.ts) are not admitted twice. */
+  private readonly admittedEarly = new WeakSet<FastifyRequest>();
+
+  canActivate(context: ExecutionContext): Promise<boolean> | boolean {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    if (request.headers.authorization === undefined && this.anonymousReads?.of(context)) return true;
-    if (request.headers.authorization === undefined && this.missingTokenIsBadRequest.of(context)) {
+    if (this.admittedEarly.has(request)) return true;
+    return this.admit(context, request);
+  }
+
+  /**
+   * The guard's whole judgement of a request for a route, for Nest's pipeline and for the
+   * answers decided before it: true with `request.user` set (or none on a public route), or
+   * the refusal thrown.
+   */
+  async admit(route: RouteRef, request: FastifyRequest): Promise<boolean> {
+    if (this.isPublic.of(route)) return true;
+    if (request.headers.authorization === undefined && this.anonymousReads?.of(route)) return true;
+    if (request.headers.authorization === undefined && this.missingTokenIsBadRequest.of(route)) {
       throw new ApiError(HttpStatus.BAD_REQUEST, 'Invalid Token');
     }
-    request.user = await this.withAdminRule(await this.authenticate(context, request));
+    request.user = await this.withAdminRule(await this.authenticate(route, request));
     return true;
+  }
+
+  /** As `admit`, and Nest's pass of this guard for the same request then admits it at once. */
+  async admitEarly(route: RouteRef, request: FastifyRequest): Promise<boolean> {
+    const admitted = await this.admit(route, request);
+    if (admitted) this.admittedEarly.add(request);
+    return admitted;
   }
 
   /**
@@ -94,11 +114,11 @@ export class JwtAuthGuard implements CanActivate {
    * A bad token is 401; an error from looking the token up (the database) is not a bad token
    * and goes to the exception filter as it is (503 while the database is away).
    */
-  private async authenticate(context: ExecutionContext, request: FastifyRequest): Promise<AuthUser> {
+  private async authenticate(route: RouteRef, request: FastifyRequest): Promise<AuthUser> {
     const token = bearerToken(request);
     if (token === 'no-scheme') throw new ApiError(HttpStatus.UNAUTHORIZED, NO_SCHEME);
     if (!token) throw unauthorized();
-    if (token.startsWith(ACCESS_TOKEN_PREFIX)) return this.authenticateAccessToken(token, context, request);
+    if (token.startsWith(ACCESS_TOKEN_PREFIX)) return this.authenticateAccessToken(token, route, request);
     let payload: Partial<JwtPayload>;
     try {
       payload = verify(token, this.key, this.verifyOptions) as Partial<JwtPayload>;
@@ -129,14 +149,14 @@ export class JwtAuthGuard implements CanActivate {
    */
   private async authenticateAccessToken(
     token: string,
-    context: ExecutionContext,
+    route: RouteRef,
     request: FastifyRequest,
   ): Promise<AuthUser> {
     const tokenHash = hashToken(token);
     const now = this.clock.now();
     const owner = await this.accessTokens.findOwner(tokenHash, now);
     if (!owner || !owner.isActive) throw unauthorized();
-    const needed = this.scopeNeeded(context, request.method);
+    const needed = this.scopeNeeded(route, request.method);
     if (typeof needed === 'object') throw new ApiError(HttpStatus.FORBIDDEN, needed.refused);
     if (!owner.scopes.includes(needed)) throw new ApiError(HttpStatus.FORBIDDEN, lacksScope(needed));
     await this.accessTokens.touch(owner, now);
@@ -150,10 +170,10 @@ export class JwtAuthGuard implements CanActivate {
   }
 
   /** The route's own word (NeedsScope, AccessTokensRefused), else admin routes `review`, other GETs `read`. */
-  private scopeNeeded(context: ExecutionContext, method: string): AccessScope | { refused: string } {
-    const declared = this.tokenScope.of(context);
+  private scopeNeeded(route: RouteRef, method: string): AccessScope | { refused: string } {
+    const declared = this.tokenScope.of(route);
     if (declared !== undefined) return declared;
-    if (this.adminOnly.of(context)) return 'review';
+    if (this.adminOnly.of(route)) return 'review';
     return method === 'GET' || method === 'HEAD' ? 'read' : { refused: TOKEN_REFUSED };
   }
 }

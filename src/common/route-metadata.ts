@@ -2,6 +2,8 @@ import type { ExecutionContext } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
 
 type Handler = (...args: never[]) => unknown;
+/** What names a route: an execution context, or a route found before Nest's pipeline runs. */
+export type RouteRef = Pick<ExecutionContext, 'getClass' | 'getHandler'>;
 type Controller = abstract new (...args: never[]) => unknown;
 
 /**
@@ -17,9 +19,9 @@ export class RouteMetadata<T> {
     private readonly key: string,
   ) {}
 
-  of(context: ExecutionContext): T | undefined {
-    const controller = context.getClass() as Controller;
-    const handler = context.getHandler() as Handler;
+  of(route: RouteRef): T | undefined {
+    const controller = route.getClass() as Controller;
+    const handler = route.getHandler() as Handler;
     let handlers = this.read.get(controller);
     if (!handlers) this.read.set(controller, (handlers = new WeakMap()));
     let entry = handlers.get(handler);

@@ -16,8 +16,10 @@ interface SqliteConnection {
 }
 
 /** mysql2's pooled connection with its callback API, and TypeORM's driver that lends it. */
+type MysqlCallback = (error: Error | null, rows: unknown) => void;
 interface MysqlConnection extends PooledConnection {
-  query(sql: string, values: unknown[], callback: (error: Error | null, rows: unknown) => void): void;
+  query(sql: string, values: unknown[], callback: MysqlCallback): void;
+  execute(sql: string, values: unknown[], callback: MysqlCallback): void;
   release(): void;
 }
 interface MysqlDriver {
@@ -59,8 +61,19 @@ export class PlainReads {
 
   /** The rows of one SELECT statement with `?` placeholders. */
   rows<T>(sql: string, parameters: unknown[]): Promise<T[]> {
-    if (!this.sqlite) return this.mysqlRows(sql, parameters) as Promise<T[]>;
+    if (!this.sqlite) return this.mysqlRows(sql, parameters, false) as Promise<T[]>;
     return this.sqliteRows(this.sqlite.gate, sql, parameters) as Promise<T[]>;
+  }
+
+  /**
+   * As `rows`, for a statement whose text is fixed (one per call site) and whose parameters are
+   * strings: on MySQL it is prepared once per connection (mysql2's `execute` and its statement
+   * cache), so the server does not parse it again on every request. Variable texts (IN lists)
+   * would fill that cache, and mysql2 binds numbers as doubles, so both stay with `rows`.
+   */
+  fixedRows<T>(sql: string, parameters: readonly string[]): Promise<T[]> {
+    if (!this.sqlite) return this.mysqlRows(sql, [...parameters], true) as Promise<T[]>;
+    return this.sqliteRows(this.sqlite.gate, sql, [...parameters]) as Promise<T[]>;
   }
 
   /**
@@ -68,7 +81,7 @@ export class PlainReads {
    * destroyed, not returned to the pool. A plain SELECT takes no locks, so it cannot lose a
    * deadlock and needs no retry.
    */
-  private mysqlRows(sql: string, parameters: unknown[]): Promise<unknown[]> {
+  private mysqlRows(sql: string, parameters: unknown[], prepared: boolean): Promise<unknown[]> {
     const driver = this.dataSource.driver as unknown as MysqlDriver;
     const logger = this.dataSource.logger;
     let dropped = false;
@@ -78,12 +91,14 @@ export class PlainReads {
         new Promise<unknown[]>((resolve, reject) => {
           if (dropped) return reject(new Error('dropped past the query deadline'));
           logger.logQuery(sql, parameters);
-          connection.query(sql, parameters, (error, rows) => {
+          const answered: MysqlCallback = (error, rows) => {
             connection.release(); // nothing once destroyed
             if (!error) return resolve(rows as unknown[]);
             logger.logQueryError(error, sql, parameters);
             reject(new QueryFailedError(sql, parameters, error));
-          });
+          };
+          if (prepared) connection.execute(sql, parameters, answered);
+          else connection.query(sql, parameters, answered);
         }),
     );
     return withDeadline(this.config.databaseQueryTimeoutMs, sql, work, () => {

@@ -372,11 +372,11 @@ export class UsersRepository {
   /**
    * Every authenticated request runs this, so it skips the query builder and entity
    * hydration: the SQL of ownerQuery is built once, and the row is read plain (booleans come
-   * as 0/1 from both drivers, hence the conversions).
+   * as 0/1 from both drivers, hence the conversions), from a statement prepared once.
    */
   async findOwner(tokenHash: string): Promise<LoginOwner | null> {
     this.ownerSql ??= this.ownerQuery('').getQueryAndParameters()[0];
-    const [row] = await this.reads.rows<{
+    const [row] = await this.reads.fixedRows<{
       userId: number;
       loginId: number;
       lastUsedAt: unknown;

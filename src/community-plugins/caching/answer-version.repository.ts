@@ -3,8 +3,15 @@ import { Clock } from '../../common/clock';
 import { PlainReads } from '../../database/plain-reads';
 import { CATALOGUE_VIEWS } from '../catalogue/index/catalogue-counts';
 
-/** The counters a version is made of, in the order it lists them. */
-const PARTS = ['serial', ...CATALOGUE_VIEWS, 'shown'];
+/** The counters a version is made of, in the order it lists them, each read by its primary key. */
+const PARTS: ReadonlyArray<readonly [string, string]> = [
+  ['serial', 'SELECT `entries` FROM `audit_chain` WHERE `id` = 1'],
+  ...CATALOGUE_VIEWS.map(
+    (view) => [view, `SELECT \`changes\` FROM \`catalogue_counts\` WHERE \`name\` = '${view}'`] as const,
+  ),
+  ['shown', 'SELECT `changes` FROM `plugin_shown_changes` WHERE `id` = 1'],
+];
+const VERSION_SQL = 'SELECT ' + PARTS.map(([name, sql]) => `(${sql}) AS \`${name}\``).join(', ');
 
 /** How long a version read serves as the tag of full answers (`recent`). */
 export const RECENT_VERSION_MS = 1000;
@@ -32,14 +39,9 @@ export class AnswerVersionRepository {
 
   async current(): Promise<string> {
     const readAt = this.clock.now().getTime();
-    const rows = await this.plain.rows<{ name: string; changes: number | string }>(
-      "SELECT 'serial' AS `name`, `entries` AS `changes` FROM `audit_chain` WHERE `id` = 1 " +
-        'UNION ALL SELECT `name`, `changes` FROM `catalogue_counts` ' +
-        "UNION ALL SELECT 'shown', `changes` FROM `plugin_shown_changes` WHERE `id` = 1",
-      [],
-    );
-    const counted = new Map(rows.map((row) => [row.name, Number(row.changes)]));
-    const version = PARTS.map((part) => counted.get(part) ?? 0).join('.');
+    const [row] = await this.plain.fixedRows<Record<string, number | string | null>>(VERSION_SQL, []);
+    // A counter's row that is not there yet counts as 0.
+    const version = PARTS.map(([name]) => Number(row?.[name] ?? 0)).join('.');
     if (readAt >= this.forgottenAt && (this.last === null || readAt >= this.last.readAt))
       this.last = { version, readAt };
     return version;

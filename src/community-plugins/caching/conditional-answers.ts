@@ -14,6 +14,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { from, map, mergeMap, Observable, of } from 'rxjs';
 import { Clock } from '../../common/clock';
+import type { AuthUser } from '../../common/decorators';
 import { RouteMetadata } from '../../common/route-metadata';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
@@ -64,6 +65,10 @@ export const Conditional = (kind: ConditionalAnswer) =>
     }),
   );
 
+/** A 304: no body, the kind's headers and the tag of the copy that is current. */
+const notModifiedAnswer = (headers: Record<string, string>, etag: string) =>
+  new Response(null, { status: 304, headers: { ...headers, ETag: etag } });
+
 /** A reader's view depends on who reads it (the owner's may differ): their id is in its tag. */
 const readerTag = (callerId: number | undefined, version: string) => `"r${callerId ?? 0}.${version}"`;
 
@@ -100,20 +105,13 @@ export class ConditionalAnswerInterceptor implements NestInterceptor {
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const kind = this.kind.of(context);
+    const kind = this.kind.of(context)!;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     const caller = request.user;
-    // Shared caches may keep what is the same for everyone who may read it; Vary keeps a
-    // reader's copy from reaching another reader (or an admin) all the same.
-    const shared = kind !== 'reader' && this.config.pluginAnonymousReads;
-    const headers: Record<string, string> = {
-      'Cache-Control': `${shared ? 'public' : 'private'}, no-cache`,
-      Vary: 'Authorization',
-    };
+    const headers = this.headersOf(kind);
     const presented = presentedTags(request.headers['if-none-match']);
-    const notModified = (etag: string) =>
-      new Response(null, { status: 304, headers: { ...headers, ETag: etag } });
+    const notModified = (etag: string) => notModifiedAnswer(headers, etag);
     const send = (etag: string | null) => (data: unknown) => {
       void reply.headers(etag === null ? headers : { ...headers, ETag: etag });
       return data;
@@ -137,13 +135,9 @@ export class ConditionalAnswerInterceptor implements NestInterceptor {
     // (the next poll gets it again), never newer (which would keep a stale copy).
     return from(this.versions.current()).pipe(
       mergeMap((version) => {
-        if (kind === 'reader') {
-          const etag = readerTag(caller?.id, version);
-          if (presented.some((tag) => tag === '*' || tag === etag)) return of(notModified(etag));
-          return next.handle().pipe(map(send(etag)));
-        }
-        const fresh = presented.find((tag) => this.freshManifestTag(tag, version));
-        if (fresh !== undefined) return of(notModified(`W/${fresh}`));
+        const current = this.notModifiedTag(kind, caller, presented, version);
+        if (current !== null) return of(notModified(current));
+        if (kind === 'reader') return next.handle().pipe(map(send(readerTag(caller?.id, version))));
         return next.handle().pipe(
           map((data) => {
             const issued = Math.floor(Date.parse((data as { issued_at: string }).issued_at) / 1000);
@@ -152,6 +146,35 @@ export class ConditionalAnswerInterceptor implements NestInterceptor {
         );
       }),
     );
+  }
+
+  /**
+   * The headers every answer of this kind carries. Shared caches may keep what is the same for
+   * everyone who may read it; Vary keeps a reader's copy from reaching another reader (or an
+   * admin) all the same.
+   */
+  headersOf(kind: ConditionalAnswer): Record<string, string> {
+    const shared = kind !== 'reader' && this.config.pluginAnonymousReads;
+    return { 'Cache-Control': `${shared ? 'public' : 'private'}, no-cache`, Vary: 'Authorization' };
+  }
+
+  /**
+   * The ETag of the 304 when a presented tag names the current `version` of a reader's view or
+   * manifest (not of an admin's reader view, which has no tag), else null.
+   */
+  notModifiedTag(
+    kind: Exclude<ConditionalAnswer, 'key'>,
+    caller: AuthUser | undefined,
+    presented: readonly string[],
+    version: string,
+  ): string | null {
+    if (kind === 'reader') {
+      if (caller?.isAdmin) return null;
+      const etag = readerTag(caller?.id, version);
+      return presented.some((tag) => tag === '*' || tag === etag) ? etag : null;
+    }
+    const fresh = presented.find((tag) => this.freshManifestTag(tag, version));
+    return fresh === undefined ? null : `W/${fresh}`;
   }
 
   /** A manifest tag of this version whose copy has more than half of its lifetime left. */
