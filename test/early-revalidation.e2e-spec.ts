@@ -114,6 +114,28 @@ describe("a poll's 304 decided before Nest's pipeline", () => {
     expect(intercepted).toHaveBeenCalledTimes(3);
   });
 
+  it('polls fired together with a write: none sent after its answer is told that its old copy is current', async () => {
+    const page = await api(t, bob, 'get', 'community-plugins/').expect(200);
+    const etag = page.headers.etag as string;
+    const [plugin] = (page.body as { data: { plugins: Array<{ id: number }> } }).data.plugins;
+    const poll = () => api(t, bob, 'get', 'community-plugins/').set('If-None-Match', etag);
+    let writing = true;
+    // Polls in flight all along, so reads of the version are under way when the write commits.
+    const during = (async () => {
+      const statuses: number[] = [];
+      while (writing)
+        statuses.push(...(await Promise.all([poll(), poll(), poll(), poll()])).map((a) => a.status));
+      return statuses;
+    })();
+    await api(t, bob, 'put', `community-plugins/${plugin.id}/rating`).send({ stars: 2 }).expect(200);
+    const after = await Promise.all(Array.from({ length: 12 }, poll));
+    writing = false;
+    expect(after.map((answer) => answer.status)).toEqual(Array(12).fill(200));
+    expect(new Set(after.map((answer) => answer.headers.etag)).size).toBe(1);
+    expect(after[0].headers.etag).not.toBe(etag);
+    expect((await during).every((status) => status === 304 || status === 200)).toBe(true);
+  });
+
   it.each(['community-plugins/', 'community-plugins/manifest/'])(
     '%s with the current tag and a refused caller: the same refusal as without the tag',
     async (path) => {

@@ -13,6 +13,8 @@ const PARTS: ReadonlyArray<readonly [string, string]> = [
 ];
 const VERSION_SQL = 'SELECT ' + PARTS.map(([name, sql]) => `(${sql}) AS \`${name}\``).join(', ');
 
+const settled = () => undefined;
+
 /** How long a version read serves as the tag of full answers (`recent`). */
 export const RECENT_VERSION_MS = 1000;
 
@@ -31,13 +33,41 @@ export class AnswerVersionRepository {
   private last: { version: string; readAt: number } | null = null;
   /** When a write of this process was last answered: a read begun before it is not kept. */
   private forgottenAt = -Infinity;
+  /** The read under way, and the one that callers arriving during it share (`current`). */
+  private inFlight: Promise<string> | null = null;
+  private following: Promise<string> | null = null;
 
   constructor(
     private readonly plain: PlainReads,
     private readonly clock: Clock,
   ) {}
 
-  async current(): Promise<string> {
+  /**
+   * The version, from a read begun after this call: a read already in flight may have begun
+   * before a write this caller saw answered, so the caller shares the next one, which begins
+   * when that ends (with every other caller that arrived meanwhile). Under load the polls of
+   * many connections share one read; a caller alone reads at once.
+   */
+  current(): Promise<string> {
+    if (this.inFlight === null) return this.startRead();
+    this.following ??= this.inFlight.then(settled, settled).then(() => {
+      this.following = null;
+      return this.startRead();
+    });
+    return this.following;
+  }
+
+  private startRead(): Promise<string> {
+    const read = this.read();
+    this.inFlight = read;
+    const done = () => {
+      if (this.inFlight === read) this.inFlight = null;
+    };
+    read.then(done, done);
+    return read;
+  }
+
+  private async read(): Promise<string> {
     const readAt = this.clock.now().getTime();
     const [row] = await this.plain.fixedRows<Record<string, number | string | null>>(VERSION_SQL, []);
     // A counter's row that is not there yet counts as 0.
