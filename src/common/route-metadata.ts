@@ -2,9 +2,10 @@ import type { ExecutionContext } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
 
 type Handler = (...args: never[]) => unknown;
+type Controller = abstract new (...args: never[]) => unknown;
+
 /** What names a route: an execution context, or a route found before Nest's pipeline runs. */
 export type RouteRef = Pick<ExecutionContext, 'getClass' | 'getHandler'>;
-type Controller = abstract new (...args: never[]) => unknown;
 
 /**
  * A route's metadata under one key (the handler's, else its controller's), read once per route:

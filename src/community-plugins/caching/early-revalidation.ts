@@ -10,18 +10,17 @@ import { CommunityPluginsController } from '../community-plugins.controller';
 import { AnswerVersionRepository } from './answer-version.repository';
 import { ConditionalAnswerInterceptor, type ConditionalAnswer } from './conditional-answers';
 
+type PolledKind = Exclude<ConditionalAnswer, 'key'>;
+
 /** The routes an install polls: the catalogue's first pages and the manifest. */
-const POLLED: ReadonlyArray<{
-  handler: keyof CommunityPluginsController;
-  kind: Exclude<ConditionalAnswer, 'key'>;
-}> = [
+const POLLED: ReadonlyArray<{ handler: keyof CommunityPluginsController; kind: PolledKind }> = [
   { handler: 'list', kind: 'reader' },
   { handler: 'manifest', kind: 'manifest' },
 ];
 
 interface PolledRoute {
   route: RouteRef;
-  kind: Exclude<ConditionalAnswer, 'key'>;
+  kind: PolledKind;
 }
 
 const joinPath = (...parts: string[]) =>
