@@ -12,7 +12,7 @@ import {
   validFields,
 } from './helpers/marketplace';
 import { SmtpSink } from './helpers/smtp-sink';
-import type { TestApp } from './helpers/test-app';
+import { createTestApp, type TestApp } from './helpers/test-app';
 
 jest.setTimeout(120_000);
 
@@ -181,5 +181,38 @@ describe("a poll's 304 decided before Nest's pipeline", () => {
     await api(t, { token }, 'get', 'logout/').expect(200);
     const after = await api(t, { token }, 'get', 'community-plugins/').set('If-None-Match', etag).expect(401);
     expect(after.body).toEqual(UNAUTHORIZED);
+  });
+});
+
+describe("a poll's early 304 with PLUGIN_ANONYMOUS_READS=on", () => {
+  const smtp = new SmtpSink();
+  let t: TestApp;
+
+  beforeAll(async () => {
+    await smtp.start();
+    t = await createTestApp({ smtp, env: { PLUGIN_ANONYMOUS_READS: 'on' } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await smtp.stop();
+  });
+
+  it('the manifest polled without a token: 304 marked public, before Nest; the catalogue still needs a token', async () => {
+    const intercepted = jest.spyOn(t.app.get(ConditionalAnswerInterceptor), 'intercept');
+    try {
+      const manifest = await api(t, null, 'get', 'community-plugins/manifest/').expect(200);
+      const etag = manifest.headers.etag as string;
+      intercepted.mockClear();
+      const polled = await api(t, null, 'get', 'community-plugins/manifest/')
+        .set('If-None-Match', etag)
+        .expect(304);
+      expect(polled.headers['cache-control']).toBe('public, no-cache');
+      expect(polled.headers.etag).toBe(etag);
+      expect(intercepted).not.toHaveBeenCalled();
+      const list = await api(t, null, 'get', 'community-plugins/').set('If-None-Match', '*').expect(401);
+      expect(list.body).toEqual(UNAUTHORIZED);
+    } finally {
+      intercepted.mockRestore();
+    }
   });
 });
