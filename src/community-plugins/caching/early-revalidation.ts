@@ -48,6 +48,8 @@ export function revalidateEarly(app: NestFastifyApplication, prefix: string): vo
 
   const controllerPath = Reflect.getMetadata(PATH_METADATA, CommunityPluginsController) as string;
   const routes = new Map<string, PolledRoute>();
+  /** By the url of a request's route, as Fastify registered it: one entry per route. */
+  const byUrl = new Map<string, PolledRoute | null>();
   for (const { handler, kind } of POLLED) {
     const method = CommunityPluginsController.prototype[handler] as (...args: never[]) => unknown;
     const path = Reflect.getMetadata(PATH_METADATA, method) as string;
@@ -81,7 +83,10 @@ export function revalidateEarly(app: NestFastifyApplication, prefix: string): vo
   function pollOf(request: FastifyRequest): PolledRoute | null {
     if (request.method !== 'GET' && request.method !== 'HEAD') return null;
     if (request.headers['if-none-match'] === undefined || isMultipart(request)) return null;
-    return routes.get(joinPath(request.routeOptions.url ?? '').toLowerCase()) ?? null;
+    const url = request.routeOptions.url ?? '';
+    let polled = byUrl.get(url);
+    if (polled === undefined) byUrl.set(url, (polled = routes.get(joinPath(url).toLowerCase()) ?? null));
+    return polled;
   }
 
   /** The 304's tag when the caller is admitted and presents the current version, else null. */
