@@ -1,42 +1,11 @@
-import { createConnection } from 'mysql2/promise';
-import { DataSource } from 'typeorm';
 import { signUp, TestUser } from './helpers/accounts';
 import { api } from './helpers/client';
 import { fail, okData } from './helpers/envelopes';
+import { holdTable } from './helpers/held-table';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, TestApp } from './helpers/test-app';
 
 const DEADLINE_SECONDS = 2;
-
-/** Another client of the same database takes the sessions table for itself, as a long migration or a stuck job would. */
-async function holdSessionsTable(t: TestApp): Promise<{ release: () => Promise<void> }> {
-  const database = t.config.database;
-  if (database.type === 'sqlite') {
-    // SQLite locks the whole file: a write transaction held open by another connection.
-    const other = await new DataSource({ type: 'better-sqlite3', database: database.path }).initialize();
-    await other.query('BEGIN IMMEDIATE');
-    return {
-      release: async () => {
-        await other.query('ROLLBACK');
-        await other.destroy();
-      },
-    };
-  }
-  const other = await createConnection({
-    host: database.host,
-    port: database.port,
-    user: database.username,
-    password: database.password,
-    database: database.database,
-  });
-  await other.query('LOCK TABLES sessions WRITE');
-  return {
-    release: async () => {
-      await other.query('UNLOCK TABLES');
-      await other.end();
-    },
-  };
-}
 
 /**
  * A database that takes the connection and then does not answer (here: a lock held
@@ -61,7 +30,7 @@ describe('a database that does not answer within the query deadline', () => {
   });
 
   it('answers 503 Service unavailable within the deadline plus a second, then serves again', async () => {
-    const holder = await holdSessionsTable(t);
+    const holder = await holdTable(t, 'sessions');
     let elapsed: number;
     try {
       const started = performance.now();
@@ -80,7 +49,7 @@ describe('a database that does not answer within the query deadline', () => {
   }, 60_000);
 
   it('answers reads past the deadline 503 on MySQL, more of them than the pool holds, and drops their connections', async () => {
-    const holder = await holdSessionsTable(t);
+    const holder = await holdTable(t, 'sessions');
     let answers: { status: number; body: unknown }[];
     try {
       // Twelve at once: a stuck connection returned to the pool of ten would keep the next

@@ -8,9 +8,11 @@ import {
   marketplaceApp,
   readThenApprove,
   SignedInUser,
+  signUpAs,
   upload,
   validFields,
 } from './helpers/marketplace';
+import { holdTable } from './helpers/held-table';
 import { SmtpSink } from './helpers/smtp-sink';
 import { createTestApp, type TestApp } from './helpers/test-app';
 
@@ -215,4 +217,46 @@ describe("a poll's early 304 with PLUGIN_ANONYMOUS_READS=on", () => {
       intercepted.mockRestore();
     }
   });
+});
+
+describe('a poll while the version cannot be read', () => {
+  const DEADLINE_SECONDS = 2;
+  const smtp = new SmtpSink();
+  let t: TestApp;
+  let reader: SignedInUser;
+
+  beforeAll(async () => {
+    await smtp.start();
+    t = await createTestApp({ smtp, env: { DATABASE_QUERY_TIMEOUT_SECONDS: String(DEADLINE_SECONDS) } });
+    reader = await signUpAs(t, smtp, 'poller');
+  });
+  afterAll(async () => {
+    await t.close();
+    await smtp.stop();
+  });
+
+  it('answers 503 Service unavailable after one query deadline, not two, then 304 again', async () => {
+    const etag = (await api(t, reader, 'get', 'community-plugins/manifest/').expect(200)).headers
+      .etag as string;
+    const poll = () => api(t, reader, 'get', 'community-plugins/manifest/').set('If-None-Match', etag);
+    const holder = await holdTable(t, 'audit_chain');
+    let answer: Awaited<ReturnType<typeof poll>>;
+    let elapsed: number;
+    try {
+      const started = performance.now();
+      answer = await poll();
+      elapsed = performance.now() - started;
+    } finally {
+      await holder.release();
+    }
+    // SQLite's WAL lets a reader go on beside a writer's lock.
+    const whileHeld =
+      t.config.database.type === 'sqlite'
+        ? { status: 304, body: {} }
+        : { status: 503, body: { status: 'fail', message: 'Service unavailable' } };
+    expect({ status: answer.status, body: answer.body as unknown }).toEqual(whileHeld);
+    // One deadline: the early path does not hand a failed read to Nest to wait for again.
+    expect(elapsed).toBeLessThan(DEADLINE_SECONDS * 1000 + 1500);
+    await poll().expect(304);
+  }, 60_000);
 });

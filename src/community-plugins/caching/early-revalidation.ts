@@ -35,10 +35,10 @@ const joinPath = (...parts: string[]) =>
  * pipeline (its router context, rxjs, the interceptors), which cost more than the poll itself
  * (docs/decisions/early-revalidation.md). The answer is the one Nest's pipeline gives: the
  * caller is admitted by the guards' own `admit`, the version is read fresh, and the tag is
- * compared by ConditionalAnswerInterceptor's own `notModifiedTag`. Anything else (no
- * If-None-Match, a refusal, an error, an admin's reader view, a tag that is not current) goes
- * on to Nest unchanged, where the same guards and interceptor decide it; a caller admitted here
- * is not authenticated twice.
+ * compared by ConditionalAnswerInterceptor's own `notModifiedTag`; a refusal or an error goes
+ * to the exception filter. Anything else (no If-None-Match, an admin's reader view, a tag that
+ * is not current) goes on to Nest unchanged, where the same guards and interceptor decide it; a
+ * caller admitted here is not authenticated twice.
  */
 export function revalidateEarly(app: NestFastifyApplication, prefix: string): void {
   const jwt = app.get(JwtAuthGuard);
@@ -62,7 +62,7 @@ export function revalidateEarly(app: NestFastifyApplication, prefix: string): vo
     .getInstance()
     // A callback hook: the answer sent, `done` is not called, so Nest's handler never runs.
     // (An async hook that sends goes on to the handler when an onSend hook is still running.)
-    .addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    .addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
       const polled = pollOf(request);
       if (polled === null) return done();
       currentTag(request, polled).then(
@@ -75,8 +75,10 @@ export function revalidateEarly(app: NestFastifyApplication, prefix: string): vo
               .headers({ ...conditional.headersOf(polled.kind), ETag: etag })
               .send();
         },
-        // Nest's pipeline gives the refusal or the error its answer, as for any request.
-        () => done(),
+        // A refusal, or a database past its deadline, is answered at once as Nest answers it:
+        // Nest makes Fastify's error handler its exception filters (AllExceptionsFilter reads
+        // only the request and the reply), so the database is not waited for a second time.
+        (error: Error) => done(error),
       );
     });
 
