@@ -16,13 +16,15 @@
  * Environment: BENCH_DATABASE_URL (a MySQL/MariaDB database of its own: it is EMPTIED; default
  * SQLite in a temporary directory), BENCH_ANSWERS (per round, default 2000), BENCH_ROUNDS
  * (default 8), BENCH_VARIANTS (`app,metrics` by default; `baseline` adds the bare server, `twin`
- * a second app server alike, whose difference from the first is the bench's own noise).
+ * a second app server alike, whose difference from the first is the bench's own noise), and
+ * BENCH_TWIN_DIR (the twin runs another checkout's code instead: an A/B of two commits).
+ * Arguments: the routes' keys (`sessions`, `catalogue`, `revalidated`), all by default.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { answers, ROUTES, sender } from './serial-answers';
+import { answers, chosenRoutes, sender } from './serial-answers';
 import { positiveInteger, progress } from './app-server';
 import { hookNanoseconds, scrapeMilliseconds } from './metrics-parts';
 import { chosenVariants, seededSettings, ServerProcess, type Variant } from './server-process';
@@ -40,6 +42,7 @@ const median = (values: number[]) => {
 };
 
 async function main(): Promise<void> {
+  const routes = chosenRoutes(process.argv.slice(2));
   const count = positiveInteger('BENCH_ANSWERS', 2000);
   const rounds = positiveInteger('BENCH_ROUNDS', 8);
   const inFlight = positiveInteger('BENCH_IN_FLIGHT', 10);
@@ -60,7 +63,7 @@ async function main(): Promise<void> {
     const table: string[] = [];
     /** Per route, the app's CPU per answer and answers a second: what the metrics' parts are shares of. */
     const appCosts: Array<{ name: string; microseconds: number; perSecond: number }> = [];
-    for (const route of ROUTES) {
+    for (const route of routes) {
       const taking = servers.filter(([variant]) => variant !== 'baseline' || route.baseline);
       const agents = taking.map(() => new Agent({ keepAlive: true, maxSockets: inFlight }));
       try {

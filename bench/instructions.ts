@@ -14,7 +14,8 @@
  *
  * Environment: BENCH_DATABASE_URL (a MySQL/MariaDB database of its own: it is EMPTIED; default
  * SQLite in a temporary directory), BENCH_ANSWERS (measured answers per route, default 300),
- * BENCH_VARIANTS (which servers, default `baseline,app,metrics`).
+ * BENCH_VARIANTS (which servers, default `baseline,app,metrics`; `twin` and BENCH_TWIN_DIR as in
+ * bench/cpu-per-answer.ts). Arguments: the routes' keys (serial-answers.ts), all by default.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -22,7 +23,7 @@ import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { answers, IN_FLIGHT, ROUTES, type Route, sender } from './serial-answers';
+import { answers, IN_FLIGHT, chosenRoutes, type Route, sender } from './serial-answers';
 import { positiveInteger, progress } from './app-server';
 import { chosenVariants, seededSettings, ServerProcess, type Variant } from './server-process';
 
@@ -85,6 +86,7 @@ async function measure(server: Counted, route: Route, token: string, count: numb
 }
 
 async function main(): Promise<void> {
+  const routes = chosenRoutes(process.argv.slice(2));
   const count = positiveInteger('BENCH_ANSWERS', 300);
   const databaseUrl = process.env.BENCH_DATABASE_URL?.trim() || undefined;
   const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-instructions-'));
@@ -99,7 +101,7 @@ async function main(): Promise<void> {
       progress(`${variant}: starting under callgrind (minutes)`);
       const server = await Counted.startCounted(variant, workDir, variantSettings);
       try {
-        for (const route of ROUTES) {
+        for (const route of routes) {
           if (variant === 'baseline' && !route.baseline) continue;
           progress(`${variant}: ${route.name}, ${count} answers`);
           const perAnswer = await measure(server, route, token, count);

@@ -63,6 +63,8 @@ export async function answers(
 }
 
 export interface Route {
+  /** How the command line names it (chosenRoutes). */
+  key: 'sessions' | 'catalogue' | 'revalidated';
   name: string;
   path: string;
   /** The baseline answers only the contract's routes it was written for. */
@@ -72,19 +74,33 @@ export interface Route {
 }
 
 export const ROUTES: Route[] = [
-  { name: 'GET /api/v1/sessions/ (10 sessions)', path: '/api/v1/sessions/', baseline: true },
+  { key: 'sessions', name: 'GET /api/v1/sessions/ (10 sessions)', path: '/api/v1/sessions/', baseline: true },
   {
+    key: 'catalogue',
     name: 'GET /api/v1/community-plugins/ (200 approved, limit 50)',
     path: '/api/v1/community-plugins/',
     baseline: true,
   },
   {
+    key: 'revalidated',
     name: 'the same page, If-None-Match current (304)',
     path: '/api/v1/community-plugins/',
     baseline: false,
     revalidate: true,
   },
 ];
+
+/**
+ * The routes the command line names by key (all of them when it names none): a commit older
+ * than the ETags has no `revalidated` route to measure.
+ */
+export function chosenRoutes(args: string[]): Route[] {
+  if (args.length === 0) return ROUTES;
+  const unknown = args.filter((arg) => !ROUTES.some((route) => route.key === arg));
+  if (unknown.length > 0)
+    throw new Error(`unknown route ${unknown.join(', ')}: ${ROUTES.map((route) => route.key).join(', ')}`);
+  return ROUTES.filter((route) => args.includes(route.key));
+}
 
 /**
  * What sends one answer of `route` as the seeded reader. Revalidating, an answer 200 (the

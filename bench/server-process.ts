@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { loadConfig } from '../src/config/app-config';
 import { emptyDatabase } from '../test/helpers/database';
@@ -16,6 +16,17 @@ import { seed } from './seed';
 export type Variant = 'baseline' | 'app' | 'app again' | 'app with metrics';
 
 const START_TIMEOUT_MS = 15 * 60_000;
+
+/**
+ * BENCH_TWIN_DIR: the twin runs the code of another checkout (its bench/instructions-server.ts
+ * and src/, its own node_modules) on this one's seeded database, so two commits are compared
+ * round by round on one database. A checkout older than this script needs this bench/ copied in.
+ */
+function serverScript(variant: Variant): string {
+  const twinDir = process.env.BENCH_TWIN_DIR?.trim();
+  if (variant === 'app again' && twinDir) return join(resolve(twinDir), 'bench', 'instructions-server.ts');
+  return join(__dirname, 'instructions-server.ts');
+}
 
 export class ServerProcess {
   protected constructor(
@@ -40,7 +51,7 @@ export class ServerProcess {
       '--expose-gc',
       '--require',
       join(__dirname, '..', 'test', 'helpers', 'ts-register.js'),
-      join(__dirname, 'instructions-server.ts'),
+      serverScript(variant),
       variant === 'baseline' ? 'baseline' : 'app',
       workDir,
     ];
